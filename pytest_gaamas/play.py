@@ -1,0 +1,140 @@
+"""Playing a game: decisions, answers, trials, and the loop that asks an agent and records everything.
+
+A game is pure. Its ``play(trial)`` is a generator: it yields a :class:`Decision` (what the agent is
+told, the form its answer must take, and what it faces), receives the :class:`Answer` parsed from the
+agent's reply, and finally returns the trial's outcome as a JSON-able dict. The loop below is the only
+place where agents are asked anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An agent's reply, parsed. ``valid`` is False when the reply was unusable, with the reason."""
+
+    valid: bool
+    value: Any = None
+    reason: str = ""
+
+    @classmethod
+    def invalid(cls, reason: str) -> Answer:
+        return cls(False, None, reason)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One request to an agent.
+
+    ``situation`` holds the facts of the decision in structured form; models never see it, the
+    reference agents act on it.
+    """
+
+    messages: tuple[Mapping[str, str], ...]
+    schema: Mapping[str, Any]
+    parse: Callable[[str], Answer]
+    situation: Mapping[str, Any] = field(default_factory=dict)
+
+
+Trial = Generator[Decision, Answer, dict]
+
+
+class Game(Protocol):
+    name: str
+
+    def play(self, trial: int) -> Trial: ...
+
+    def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        """The reply text of reference agent ``agent`` ("rational", "random", "human")."""
+
+    def fingerprint(self) -> Mapping[str, Any]:
+        """The parameters that make one game differ from another, for the journal."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What an agent is asked: the decision, plus the sampling parameters of this one request."""
+
+    decision: Decision
+    game: Game
+    seed: int
+    temperature: float
+
+    @property
+    def messages(self) -> tuple[Mapping[str, str], ...]:
+        return self.decision.messages
+
+    @property
+    def schema(self) -> Mapping[str, Any]:
+        return self.decision.schema
+
+
+class Agent(Protocol):
+    spec: str
+
+    def reply(self, request: Request) -> str: ...
+
+
+@dataclass
+class RoundRecord:
+    seed: int
+    messages: list[dict]
+    reply: str
+    valid: bool
+    value: Any
+    reason: str
+
+
+@dataclass
+class TrialRecord:
+    """One trial, whole: every request and reply, the parsed answers, and the outcome."""
+
+    trial: int
+    rounds: list[RoundRecord]
+    outcome: dict
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.outcome.get("valid", True))
+
+    def to_json(self) -> dict:
+        return {"trial": self.trial, "rounds": [asdict(r) for r in self.rounds], "outcome": self.outcome}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrialRecord:
+        return cls(data["trial"], [RoundRecord(**r) for r in data["rounds"]], dict(data["outcome"]))
+
+
+def request_seed(base_seed: int, trial: int, round_index: int) -> int:
+    """A distinct, stable seed for every request, so repeated samples are distinct requests."""
+    digest = hashlib.sha256(f"{base_seed}:{trial}:{round_index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def play_trial(game: Game, agent: Agent, trial: int, *, seed: int, temperature: float) -> TrialRecord:
+    rounds: list[RoundRecord] = []
+    generator = game.play(trial)
+    try:
+        decision = next(generator)
+        while True:
+            request = Request(decision, game, request_seed(seed, trial, len(rounds)), temperature)
+            reply = agent.reply(request)
+            answer = decision.parse(reply)
+            rounds.append(
+                RoundRecord(request.seed, [dict(m) for m in decision.messages], reply, answer.valid, answer.value, answer.reason)
+            )
+            decision = generator.send(answer)
+    except StopIteration as finished:
+        return TrialRecord(trial, rounds, dict(finished.value))
+
+
+def fingerprint(*parts: Any) -> str:
+    """A short stable hash of JSON-able parts."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]

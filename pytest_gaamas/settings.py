@@ -1,0 +1,116 @@
+"""The plugin's options, each also an ini key under ``[tool.pytest.ini_options]``; the command line wins."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from .cassettes import RECORD_MODES
+from .models import SpecError, canonical_spec
+
+DEFAULT_MODEL = "embedded:smollm2"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gaamas", "behavioural economics of LLM agents (pytest-gaamas)")
+
+    def option(name: str, ini_type: str | None, help: str, **kwargs) -> None:
+        group.addoption(f"--gaamas-{name}", dest=f"gaamas_{name.replace('-', '_')}", help=help, **kwargs)
+        parser.addini(f"gaamas_{name.replace('-', '_')}", help, type=ini_type)
+
+    option(
+        "model", "linelist", action="append", default=None, metavar="SPEC",
+        help="model to test, repeatable: ollama:NAME (or a bare NAME), openai:NAME (OPENAI_BASE_URL, "
+        "OPENAI_API_KEY), embedded:smollm2, reference:rational|random|human. Default: embedded:smollm2.",
+    )  # fmt: skip
+    option("trials", "string", "trials per test item (default: the paper's count for each experiment, e.g. 30)", type=int, metavar="N")
+    option("seed", "string", "base seed of every request and sample (default 0; cassettes are recorded at 0)", type=int, metavar="N")
+    option(
+        "temperature", "string", type=float, metavar="T",
+        help="sampling temperature for every experiment, overriding the paper's per-experiment value",
+    )  # fmt: skip
+    option(
+        "record", "string", choices=sorted(RECORD_MODES), metavar="MODE",
+        help="none = replay cassettes only, a missing one fails; once = replay what is recorded and record "
+        "what is missing; all = record everything afresh. Default: once, or none where the CI variable is set.",
+    )  # fmt: skip
+    option("json", "string", "write the run (provenance, scores, tables) as JSON to PATH", metavar="PATH")
+    option("cassette-dir", "string", "where cassettes live (default: <rootdir>/cassettes)", metavar="DIR")
+    option("journal-dir", "string", "where unfinished trials are journaled (default: <rootdir>/.gaamas/journal)", metavar="DIR")
+    option(
+        "threshold", "linelist", action="append", default=None, metavar="NAME=VALUE",
+        help="override a behaviour's pass threshold, e.g. garp_consistency.min_mean_ccei=0.85 (repeatable)",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Settings:
+    models: tuple[str, ...]
+    trials: int | None
+    seed: int
+    temperature: float | None
+    record: str
+    json_path: Path | None
+    cassette_dir: Path
+    journal_dir: Path
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        def value(name: str):
+            cli = config.getoption(f"gaamas_{name}")
+            if cli not in (None, []):
+                return cli
+            ini = config.getini(f"gaamas_{name}")
+            return ini if ini not in ("", [], None) else None
+
+        def number(name: str, kind: type):
+            raw = value(name)
+            if raw is None:
+                return None
+            try:
+                return kind(raw)
+            except ValueError:
+                raise pytest.UsageError(f"gaamas_{name} must be a {kind.__name__}, got {raw!r}") from None
+
+        try:
+            models = tuple(dict.fromkeys(canonical_spec(s) for s in (value("model") or [DEFAULT_MODEL])))
+        except SpecError as error:
+            raise pytest.UsageError(f"--gaamas-model: {error}") from None
+
+        record = value("record") or ("none" if os.environ.get("CI") else "once")
+        if record not in RECORD_MODES:
+            raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
+        trials = number("trials", int)
+        if trials is not None and trials < 1:
+            raise pytest.UsageError(f"--gaamas-trials must be at least 1, got {trials}")
+        temperature = number("temperature", float)
+        if temperature is not None and not 0 <= temperature <= 2:
+            raise pytest.UsageError(f"--gaamas-temperature must lie in [0, 2], got {temperature}")
+
+        thresholds = {}
+        for entry in value("threshold") or []:
+            name, equals, raw = entry.partition("=")
+            try:
+                thresholds[name.strip()] = float(raw)
+            except ValueError:
+                raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}") from None
+            if not equals or not name.strip():
+                raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}")
+
+        root = Path(config.rootpath)
+        json_path = value("json")
+        return cls(
+            models=models,
+            trials=trials,
+            seed=number("seed", int) or 0,
+            temperature=temperature,
+            record=record,
+            json_path=Path(json_path) if json_path else None,
+            cassette_dir=root / (value("cassette_dir") or "cassettes"),
+            journal_dir=root / (value("journal_dir") or ".gaamas/journal"),
+            thresholds=thresholds,
+        )
