@@ -15,31 +15,32 @@ _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 class InvalidAnswer(ValueError):
-    """The reply cannot be used as a decision; the message says why."""
+    """The reply cannot be used as a decision. The message reads "kind: detail", and the kind
+    (before the colon) is what the reports count."""
 
 
 def json_object(reply: str) -> dict[str, Any]:
     text = reply.strip()
     if not text:
-        raise InvalidAnswer("empty reply")
+        raise InvalidAnswer("empty reply: nothing to parse")
     fenced = _FENCE.findall(text)
     if len(fenced) == 1 and not text.startswith("{"):
         text = fenced[0].strip()
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InvalidAnswer(f"not JSON ({error.msg} at character {error.pos})") from None
+        raise InvalidAnswer(f"not JSON: {error.msg} at character {error.pos}") from None
     if not isinstance(value, dict):
-        raise InvalidAnswer(f"expected a JSON object, got {type(value).__name__}")
+        raise InvalidAnswer(f"not a JSON object: got {type(value).__name__}")
     return value
 
 
 def number(obj: dict[str, Any], key: str) -> float:
     if key not in obj:
-        raise InvalidAnswer(f"missing field {key!r}")
+        raise InvalidAnswer(f"missing field: {key!r}")
     value = obj[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidAnswer(f"field {key!r} is not a number: {value!r}")
+        raise InvalidAnswer(f"not a number: field {key!r} is {value!r}")
     if not math.isfinite(value):
-        raise InvalidAnswer(f"field {key!r} is not finite: {value!r}")
+        raise InvalidAnswer(f"not a number: field {key!r} is {value!r}")
     return float(value)

@@ -110,8 +110,7 @@ class Experiment:
             journal.close(complete=complete)
         for record in records:
             if not record.valid:
-                reason = str(record.outcome.get("reason", "invalid")).split(": ", 1)[-1]
-                kind = reason.split(" (", 1)[0]
+                kind = str(record.outcome.get("reason", "invalid")).split(":", 1)[0]
                 self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
         return records
 
@@ -122,8 +121,11 @@ class Experiment:
             return
         mode = self.settings.record
         if mode == "none" and not paths.cassette.exists():
-            raise_missing = f"no cassette {paths.cassette} for {self.item.name}; record it with --gaamas-record=once"
-            pytest.fail(f"{self.model.spec}: replay only: {raise_missing}", pytrace=False)
+            pytest.fail(
+                f"{self.model.spec}: replay only, and there is no cassette {paths.cassette} for {self.item.name}: "
+                "record it with --gaamas-record=once",
+                pytrace=False,
+            )
         self._check_model_unchanged(paths.model_meta)
         with cassettes.cassette(paths.cassette, mode) as tape:
             before = len(tape.data)
@@ -139,11 +141,10 @@ class Experiment:
         recorded = json.loads(meta_path.read_text()).get("digest")
         current = self.model.digest()
         if recorded and current and recorded != current:
-            raise_message = (
+            raise ModelChanged(
                 f"the cassettes in {meta_path.parent} were recorded from {recorded}, but {self.model.spec} is now "
                 f"{current}. Re-record them all with --gaamas-record=all, or replay them with --gaamas-record=none."
             )
-            pytest.fail(f"{self.model.spec}: {ModelChanged(raise_message)}", pytrace=False)
 
     def _write_model_meta(self, meta_path: Path) -> None:
         provenance = self.model.provenance()

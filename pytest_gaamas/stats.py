@@ -27,7 +27,10 @@ class Estimate:
     n: int
 
     def as_json(self) -> dict:
-        return {"value": self.value, "ci": [self.low, self.high], "n": self.n}
+        def finite(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"value": finite(self.value), "ci": [finite(self.low), finite(self.high)], "n": self.n}
 
 
 def wilson(successes: int, n: int, confidence: float = CONFIDENCE) -> Estimate:

@@ -57,9 +57,9 @@ def parse_allocation(reply: str) -> Answer:
     except answers.InvalidAnswer as error:
         return Answer.invalid(str(error))
     if a < 0 or b < 0:
-        return Answer.invalid(f"negative allocation ({a:g}, {b:g})")
+        return Answer.invalid(f"negative allocation: ({a:g}, {b:g})")
     if abs(a + b - POINTS) > BUDGET_TOLERANCE_POINTS:
-        return Answer.invalid(f"allocations sum to {a + b:g}, not {POINTS} ± {BUDGET_TOLERANCE_POINTS:g}")
+        return Answer.invalid(f"off the budget line: allocations sum to {a + b:g}, not {POINTS} ± {BUDGET_TOLERANCE_POINTS:g}")
     return Answer(True, (a, b))
 
 
@@ -94,7 +94,7 @@ class PortfolioGame:
                 situation={"subject": subject.subject, "budget": budget, "pay_a": pay_a, "pay_b": pay_b},
             )
             if not answer.valid:
-                return {"valid": False, "subject": subject.subject, "reason": f"budget {budget + 1}: {answer.reason}"}
+                return {"valid": False, "subject": subject.subject, "invalid_budget": budget + 1, "reason": answer.reason}
             points_a, points_b = answer.value
             bundles.append((points_a * pay_a, points_b * pay_b))
         return {

@@ -25,3 +25,11 @@ def raise_if_cassette_miss(error: BaseException, request_summary: str) -> None:
         f"replay only: no recorded answer for {request_summary} in {cassette}. "
         "Record what is missing from the model with --gaamas-record=once, or everything afresh with --gaamas-record=all."
     ) from None
+
+
+_TRANSPORT_PACKAGES = {"httpx", "httpx2", "httpcore", "httpcore2", "h11"}
+
+
+def is_transport_error(error: BaseException) -> bool:
+    """A failure to exchange bytes with the server (refused, reset, closed mid-response)."""
+    return isinstance(error, OSError) or type(error).__module__.split(".")[0] in _TRANSPORT_PACKAGES

@@ -10,7 +10,7 @@ import ollama
 from ..errors import ModelUnavailable
 from ..play import Request
 from .base import MAX_REPLY_TOKENS, Model
-from .http_errors import raise_if_cassette_miss
+from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 REQUEST_TIMEOUT_S = 300.0
@@ -45,9 +45,11 @@ class OllamaModel(Model):
             raise ModelUnavailable(
                 f"cannot reach Ollama at {self.host} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
             ) from None
-        except Exception as error:  # vcrpy's refusal surfaces unwrapped from the ollama client
+        except Exception as error:  # vcrpy's refusal, and transport errors, surface unwrapped
             raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
-            raise
+            if not is_transport_error(error):
+                raise
+            raise ModelUnavailable(f"Ollama at {self.host} stopped answering ({error}); finished trials are journaled") from None
         return response.message.content or ""
 
     def digest(self) -> str | None:

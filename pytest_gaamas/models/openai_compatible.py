@@ -9,7 +9,7 @@ import openai
 from ..errors import ModelUnavailable
 from ..play import Request
 from .base import MAX_REPLY_TOKENS, Model
-from .http_errors import raise_if_cassette_miss
+from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REQUEST_TIMEOUT_S = 300.0
@@ -68,6 +68,12 @@ class OpenAICompatibleModel(Model):
                 raise ModelUnavailable(
                     f"the server at {self.base_url} answered HTTP {error.status_code}: {error.message}"
                 ) from None
+            except Exception as error:  # the client lets transport errors (and vcrpy's refusal) through raw
+                raise_if_cassette_miss(error, summary(request, self.name))
+                if not is_transport_error(error):
+                    raise
+                if attempt == 2 or not self._connection_failed():
+                    raise ModelUnavailable(self._unreachable(error)) from None
         self._fingerprint = self._fingerprint or getattr(completion, "system_fingerprint", None)
         if not completion.choices:
             return ""

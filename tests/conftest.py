@@ -1,0 +1,75 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class FakeChatServer:
+    """A loopback stand-in for an OpenAI-compatible chat server (not a real model): answers every
+    chat completion with ``content``, counts requests, and can be made to die after ``die_after``."""
+
+    def __init__(self, content: str, die_after: int | None = None):
+        self.content = content
+        self.die_after = die_after
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if fake.die_after is not None and len(fake.requests) >= fake.die_after:
+                    self.connection.close()  # a dying server: no response at all
+                    return
+                fake.requests.append(body)
+                reply = {
+                    "id": f"fake-{len(fake.requests)}", "object": "chat.completion", "created": 0,
+                    "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": fake.content}}],
+                }  # fmt: skip
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Set-Cookie", "session=secret")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_chat_server():
+    servers = []
+
+    def start(content='{"asset_a": 50, "asset_b": 50}', die_after=None):
+        server = FakeChatServer(content, die_after)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def behaviour_project(pytester):
+    """A pytester project holding the real GARP behaviour file and the shipped cassettes' location."""
+    pytester.makepyfile(test_garp_consistency=(ROOT / "behaviours" / "test_garp_consistency.py").read_text())
+    return pytester

@@ -1,0 +1,155 @@
+"""The plugin itself, driven through pytester: options, verdicts, tables, JSON, cassettes, journal."""
+
+import json
+
+import pytest
+
+from conftest import ROOT
+
+SHIPPED = f"--gaamas-cassette-dir={ROOT / 'cassettes'}"
+
+
+def test_the_plugin_is_inert_in_a_suite_that_does_not_use_it(pytester):
+    pytester.makepyfile("def test_plain():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest("--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    assert "gaamas:" not in result.stdout.str()
+    assert not (pytester.path / "run.json").exists()
+
+
+def test_help_lists_the_options(pytester):
+    result = pytester.runpytest("--help")
+    for option in ("--gaamas-model", "--gaamas-trials", "--gaamas-record", "--gaamas-json", "--gaamas-threshold"):
+        result.stdout.fnmatch_lines([f"*{option}*"])
+
+
+@pytest.mark.parametrize(
+    "argument, message",
+    [
+        ("--gaamas-model=olama:mistral", "*did you mean 'ollama:mistral'*"),
+        ("--gaamas-model=reference:oracle", "*no reference agent 'oracle'*"),
+        ("--gaamas-model=embedded:gpt5", "*no embedded model 'gpt5'*"),
+        ("--gaamas-threshold=min_mean_ccei", "*NAME=NUMBER*"),
+        ("--gaamas-trials=0", "*at least 1*"),
+    ],
+)
+def test_wrong_options_are_one_clear_line(behaviour_project, argument, message):
+    result = behaviour_project.runpytest(argument)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_reference_agents_land_where_theory_says(behaviour_project):
+    result = behaviour_project.runpytest(
+        "--gaamas-model=reference:rational", "--gaamas-model=reference:random", "--gaamas-model=reference:human",
+        "--gaamas-json=run.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=2)
+    scores = {s["model"]: s for s in json.loads((behaviour_project.path / "run.json").read_text())["scores"]}
+    assert scores["reference:rational"]["score"] == 1.0 and scores["reference:rational"]["passed"]
+    assert 0.68 <= scores["reference:random"]["score"] <= 0.76 and not scores["reference:random"]["passed"]
+    assert 0.80 <= scores["reference:human"]["score"] <= 0.93
+    assert all(s["n"] == 30 and s["invalid"] == 0 for s in scores.values())
+
+
+def test_ini_settings_apply_and_the_command_line_wins(behaviour_project):
+    behaviour_project.makeini("[pytest]\ngaamas_model = reference:random\ngaamas_trials = 5\n")
+    result = behaviour_project.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_garp_consistency[[]reference-random[]]*"])
+    result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    (score,) = json.loads((behaviour_project.path / "run.json").read_text())["scores"]
+    assert score["model"] == "reference:rational" and score["n"] == 5
+
+
+def test_a_threshold_can_be_overridden(behaviour_project):
+    args = ["--gaamas-model=reference:human", "--gaamas-trials=10"]
+    behaviour_project.runpytest(*args).assert_outcomes(failed=1)
+    behaviour_project.runpytest(*args, "--gaamas-threshold=garp_consistency.min_mean_ccei=0.5").assert_outcomes(passed=1)
+
+
+def test_the_json_document(behaviour_project):
+    behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-trials=3", "--gaamas-json=out/run.json")
+    document = json.loads((behaviour_project.path / "out" / "run.json").read_text())
+    run = document["run"]
+    assert run["plugin"].startswith("pytest-gaamas ") and run["seed"] == 0 and run["trials"] == 3
+    assert run["models"][0]["model"] == "reference:rational"
+    (score,) = document["scores"]
+    assert set(score) >= {"behaviour", "test_id", "model", "variant", "score", "ci", "n", "invalid", "passed"}
+    assert score["behaviour"] == "garp_consistency" and score["variant"] == {"generation": "actions"}
+    assert document["tables"][0]["headers"][:2] == ["model", "generation"]
+
+
+def table_of(output: str) -> str:
+    start = output.index("gaamas: Economic rationality")
+    return output[start : output.index("short test summary", start) if "short test summary" in output[start:] else None]
+
+
+def test_the_table_is_the_same_with_and_without_xdist(behaviour_project):
+    args = ["--gaamas-model=reference:random", "--gaamas-model=reference:rational", "--gaamas-trials=6", "-p", "no:randomly"]
+    serial = behaviour_project.runpytest_subprocess(*args, "--gaamas-json=serial.json")
+    parallel = behaviour_project.runpytest_subprocess(*args, "-n", "2", "--gaamas-json=parallel.json")
+    assert table_of(serial.stdout.str()) == table_of(parallel.stdout.str())
+    load = lambda name: json.loads((behaviour_project.path / name).read_text())  # noqa: E731
+    assert load("serial.json")["scores"] == load("parallel.json")["scores"]
+
+
+def test_replaying_the_shipped_cassettes_is_byte_for_byte_stable(behaviour_project):
+    args = ["--gaamas-model=embedded:smollm2", "--gaamas-record=none", SHIPPED]
+    behaviour_project.runpytest(*args, "--gaamas-json=first.json")
+    behaviour_project.runpytest(*args, "--gaamas-json=second.json")
+    first = json.loads((behaviour_project.path / "first.json").read_text())
+    second = json.loads((behaviour_project.path / "second.json").read_text())
+    assert first["scores"] == second["scores"] and first["tables"] == second["tables"]
+    assert first["scores"][0]["n"] == 30
+    assert first["run"]["models"][0]["recorded_digest"].startswith("sha256:")
+
+
+def test_a_request_no_cassette_holds_fails_and_names_it(behaviour_project):
+    result = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=none", SHIPPED, "--gaamas-seed=99")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*replay only: no recorded answer for POST /chat/completions*seed*--gaamas-record=once*"])
+
+
+def test_a_missing_cassette_file_fails_clearly(behaviour_project):
+    result = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "--gaamas-cassette-dir=empty")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*replay only, and there is no cassette*record it with --gaamas-record=once*"])
+
+
+def test_an_unreachable_server_is_one_line_that_says_what_to_do(behaviour_project, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    result = behaviour_project.runpytest("--gaamas-model=openai:nothing", "--gaamas-record=once", "--gaamas-trials=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*openai:nothing: cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1*OPENAI_BASE_URL*"])
+
+
+def test_recorded_cassettes_hold_no_credentials_and_replay_offline(behaviour_project, fake_chat_server, monkeypatch):
+    server = fake_chat_server()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secretsecretsecretsecret")
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2"]
+    behaviour_project.runpytest(*args, "--gaamas-record=once").assert_outcomes(passed=1)
+    assert len(server.requests) == 50
+    cassette = behaviour_project.path / "cassettes" / "openai-fake" / "garp_consistency" / "test_garp_consistency.yaml"
+    text = cassette.read_text()
+    assert "secret" not in text and "authorization" not in text.lower() and "cookie" not in text.lower()
+    server.close()
+    behaviour_project.runpytest(*args, "--gaamas-record=none").assert_outcomes(passed=1)
+
+
+def test_a_dying_server_loses_nothing_and_the_next_run_resumes(behaviour_project, fake_chat_server, monkeypatch):
+    dying = fake_chat_server(die_after=60)  # 2 trials of 25 budgets finish, the third dies
+    monkeypatch.setenv("OPENAI_BASE_URL", dying.url)
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=4", "--gaamas-record=all"]
+    result = behaviour_project.runpytest(*args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cannot reach the OpenAI-compatible server*"])
+    journal = behaviour_project.path / ".gaamas" / "journal" / "openai-fake" / "garp_consistency" / "test_garp_consistency.jsonl"
+    assert len(journal.read_text().splitlines()) == 1 + 2  # header and two finished trials
+
+    healthy = fake_chat_server()
+    monkeypatch.setenv("OPENAI_BASE_URL", healthy.url)
+    behaviour_project.runpytest(*args).assert_outcomes(passed=1)
+    assert len(healthy.requests) == 2 * 25  # only the two unfinished trials were asked again
+    assert not journal.exists()  # a finished item leaves no journal behind
