@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from .base import Model, slug
 from .reference import KINDS as REFERENCE_KINDS
 
@@ -20,12 +18,24 @@ class SpecError(ValueError):
     """A model spec that names no model; the message says what would."""
 
 
+def _one_typo_apart(a: str, b: str) -> bool:
+    """One insertion, deletion, substitution or swap of neighbours: ``olama`` or ``openia``, but not
+    an Ollama model name such as ``llama3:8b``, which is two edits from ``ollama``."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
 def canonical_spec(spec: str) -> str:
     """The one spelling of a spec (``mistral-small`` -> ``ollama:mistral-small``), or SpecError."""
     spec = spec.strip()
     prefix, colon, name = spec.partition(":")
     if not colon or prefix not in PREFIXES:
-        near = difflib.get_close_matches(prefix, PREFIXES, n=1, cutoff=0.6) if colon else []
+        near = [p for p in PREFIXES if _one_typo_apart(prefix, p)] if colon else []
         if near:
             raise SpecError(f"unknown model prefix {prefix!r} in {spec!r}: did you mean '{near[0]}:{name}'?")
         if not spec or any(c.isspace() for c in spec):

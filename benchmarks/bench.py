@@ -1,0 +1,101 @@
+"""Speed figures of pytest-gaamas. Prints numbers; asserts nothing (targets are read, not tested).
+
+    python benchmarks/bench.py
+
+- plugin overhead per trial: one GARP trial (25 decisions, parsing, CCEI, journal line) played by
+  reference:rational, which answers instantly, so what is timed is the plugin itself (target < 1 ms);
+- replay of one recorded exchange through the openai client and vcrpy;
+- the whole GARP behaviour replayed from the shipped cassettes for embedded:smollm2, as a pytest run
+  (target < 5 s);
+- the CCEI for T = 25 and T = 1,000 observations (targets < 1 ms and < 1 s).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_gaamas import cassettes  # noqa: E402
+from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects  # noqa: E402
+from pytest_gaamas.journal import Journal  # noqa: E402
+from pytest_gaamas.metrics import ccei  # noqa: E402
+from pytest_gaamas.models import resolve  # noqa: E402
+from pytest_gaamas.play import play_trial  # noqa: E402
+
+
+def best_of(repeats: int, action) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def plugin_overhead_per_trial() -> float:
+    trials = 30
+    game = PortfolioGame(sample_subjects(trials, 0))
+    agent = resolve("reference:rational")
+
+    def run():
+        with tempfile.TemporaryDirectory() as tmp:
+            journal = Journal(Path(tmp) / "j.jsonl", "bench")
+            for trial in range(trials):
+                journal.write(play_trial(game, agent, trial, seed=0, temperature=0.0))
+            journal.close(complete=True)
+
+    return best_of(5, run) / trials
+
+
+def replay_per_exchange() -> float:
+    cassette = ROOT / "cassettes" / "embedded-smollm2" / "garp_consistency" / "test_garp_consistency.yaml"
+    game = PortfolioGame(sample_subjects(30, 0))
+    model = resolve("embedded:smollm2")
+
+    def run():
+        with cassettes.cassette(cassette, "none"):
+            for trial in range(30):
+                play_trial(game, model, trial, seed=0, temperature=0.0)
+
+    return best_of(5, run) / 30
+
+
+def whole_behaviour_replay() -> float:
+    command = [sys.executable, "-m", "pytest", "behaviours", "-q", "-p", "no:cacheprovider",
+               "--gaamas-model=embedded:smollm2", "--gaamas-record=none"]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def ccei_time(t: int) -> float:
+    rng = np.random.default_rng(t)
+    prices = rng.uniform(0.01, 0.1, (t, 2))
+    share = rng.uniform(0, 1, t)
+    choices = np.column_stack([share / prices[:, 0], (1 - share) / prices[:, 1]])
+    return best_of(5 if t > 100 else 200, lambda: ccei(prices, choices))
+
+
+def main() -> None:
+    rows = [
+        ("plugin overhead per trial (reference agent, 25 decisions)", plugin_overhead_per_trial() * 1e3, "ms", "< 1 ms"),
+        ("replay of one recorded exchange (openai client + vcrpy)", replay_per_exchange() * 1e3, "ms", ""),
+        ("GARP behaviour replayed for embedded:smollm2 (pytest run)", whole_behaviour_replay(), "s", "< 5 s"),
+        ("CCEI, T = 25", ccei_time(25) * 1e3, "ms", "< 1 ms"),
+        ("CCEI, T = 1,000", ccei_time(1000), "s", "< 1 s"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    for name, value, unit, target in rows:
+        print(f"{name:<{width}}  {value:8.3f} {unit:<2}  {('target ' + target) if target else ''}")
+
+
+if __name__ == "__main__":
+    main()

