@@ -47,8 +47,11 @@ class Experiment:
         self.item = item
         self.behaviour = behaviour_name(item)
         self._progress = progress
-        variant = {k: v for k, v in getattr(item, "callspec", None).params.items() if k != "gaamas_model"} if hasattr(item, "callspec") else {}
-        self.variant: dict[str, Any] = {k: v for k, v in variant.items() if isinstance(v, (str, int, float, bool))}
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        # The behaviour's own parameters (not the model), as they appear in ids, names and the JSON.
+        self.variant: dict[str, Any] = {
+            k: v for k, v in params.items() if k != "gaamas_model" and isinstance(v, (str, int, float, bool))
+        }
         self.invalid_reasons: dict[str, int] = {}
 
     # -- settings a behaviour reads -------------------------------------------------------------
