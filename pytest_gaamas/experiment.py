@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from . import __version__, cassettes
-from .errors import GaamasError, ModelChanged
+from .errors import GaamasError, MissingCassette, ModelChanged
 from .journal import Journal
 from .models import Model, slug
 from .play import Game, TrialRecord, fingerprint, play_trial
@@ -124,10 +124,9 @@ class Experiment:
             return
         mode = self.settings.record
         if mode == "none" and not paths.cassette.exists():
-            pytest.fail(
-                f"{self.model.spec}: replay only, and there is no cassette {paths.cassette} for {self.item.name}: "
-                "record it with --gaamas-record=once",
-                pytrace=False,
+            raise MissingCassette(
+                f"replay only, and there is no cassette {paths.cassette} for {self.item.name}: "
+                "record it with --gaamas-record=once"
             )
         self._check_model_unchanged(paths.model_meta)
         with cassettes.cassette(paths.cassette, mode) as tape:

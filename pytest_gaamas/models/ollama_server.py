@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-import httpx
 import ollama
 
 from ..errors import ModelUnavailable
@@ -40,16 +39,13 @@ class OllamaModel(Model):
                     f"Ollama at {self.host} has no model {self.name!r}: run `ollama pull {self.name}`"
                 ) from None
             raise ModelUnavailable(f"Ollama at {self.host} answered HTTP {error.status_code}: {error.error}") from None
-        except (ConnectionError, httpx.HTTPError) as error:
-            raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
-            raise ModelUnavailable(
-                f"cannot reach Ollama at {self.host} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
-            ) from None
-        except Exception as error:  # vcrpy's refusal, and transport errors, surface unwrapped
+        except Exception as error:  # vcrpy's refusal and transport errors surface unwrapped
             raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
             if not is_transport_error(error):
                 raise
-            raise ModelUnavailable(f"Ollama at {self.host} stopped answering ({error}); finished trials are journaled") from None
+            raise ModelUnavailable(
+                f"cannot reach Ollama at {self.host} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
+            ) from None
         return response.message.content or ""
 
     def digest(self) -> str | None:

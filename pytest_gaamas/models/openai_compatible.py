@@ -53,10 +53,6 @@ class OpenAICompatibleModel(Model):
             try:
                 completion = self._complete(request)
                 break
-            except openai.APIConnectionError as error:
-                raise_if_cassette_miss(error, summary(request, self.name))
-                if attempt == 2 or not self._connection_failed():
-                    raise ModelUnavailable(self._unreachable(error)) from None
             except openai.NotFoundError:
                 raise ModelUnavailable(
                     f"the server at {self.base_url} does not serve a model named {self.name!r}; "
@@ -68,9 +64,9 @@ class OpenAICompatibleModel(Model):
                 raise ModelUnavailable(
                     f"the server at {self.base_url} answered HTTP {error.status_code}: {error.message}"
                 ) from None
-            except Exception as error:  # the client lets transport errors (and vcrpy's refusal) through raw
+            except Exception as error:  # connection errors arrive wrapped or raw, vcrpy's refusal raw
                 raise_if_cassette_miss(error, summary(request, self.name))
-                if not is_transport_error(error):
+                if not (isinstance(error, openai.APIConnectionError) or is_transport_error(error)):
                     raise
                 if attempt == 2 or not self._connection_failed():
                     raise ModelUnavailable(self._unreachable(error)) from None
