@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from .play import Answer
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -44,3 +47,62 @@ def number(obj: dict[str, Any], key: str) -> float:
     if not math.isfinite(value):
         raise InvalidAnswer(f"not a number: field {key!r} is {value!r}")
     return float(value)
+
+
+def choice(obj: dict[str, Any], key: str, options: tuple[str, ...]) -> str:
+    """One of ``options``, matched without regard to case or surrounding spaces; returned as listed."""
+    if key not in obj:
+        raise InvalidAnswer(f"missing field: {key!r}")
+    value = obj[key]
+    if isinstance(value, str):
+        for option in options:
+            if value.strip().casefold() == option.casefold():
+                return option
+    raise InvalidAnswer(f"not an option: field {key!r} is {value!r}, not one of {', '.join(options)}")
+
+
+def bounded(obj: dict[str, Any], key: str, low: float, high: float) -> float:
+    value = number(obj, key)
+    if not low <= value <= high:
+        raise InvalidAnswer(f"out of range: field {key!r} is {value:g}, not between {low:g} and {high:g}")
+    return value
+
+
+def text(obj: dict[str, Any], key: str) -> str:
+    if key not in obj:
+        raise InvalidAnswer(f"missing field: {key!r}")
+    value = obj[key]
+    if not isinstance(value, str):
+        raise InvalidAnswer(f"not text: field {key!r} is {value!r}")
+    return value
+
+
+def reader(read: Callable[[dict[str, Any]], Any]) -> Callable[[str], Answer]:
+    """A reply parser from a function of the reply's JSON object; its InvalidAnswer becomes the reason."""
+
+    def parse(reply: str) -> Answer:
+        try:
+            return Answer(True, read(json_object(reply)))
+        except InvalidAnswer as error:
+            return Answer.invalid(str(error))
+
+    return parse
+
+
+def object_schema(**properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema of an answer object with exactly these fields, all required, in this order."""
+    return {
+        "type": "object",
+        "properties": {name: dict(spec) for name, spec in properties.items()},
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def one_of(options: tuple[str, ...]) -> dict[str, Any]:
+    return {"type": "string", "enum": list(options)}
+
+
+def dump(fields: Mapping[str, Any]) -> str:
+    """A reply as a well-behaved model writes it (the reference agents' replies)."""
+    return json.dumps(dict(fields))

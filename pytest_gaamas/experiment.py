@@ -87,6 +87,8 @@ class Experiment:
 
     def play(self, game: Game, trials: int, *, temperature: float) -> list[TrialRecord]:
         """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded."""
+        if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
+            pytest.skip("reference:human: the shipped human data hold no individual choices for this game")
         paths = self.paths()
         journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
         records: list[TrialRecord] = []
@@ -111,10 +113,11 @@ class Experiment:
             pytest.fail(f"{self.model.spec}: {error}", pytrace=False)
         finally:
             journal.close(complete=complete)
-        for record in records:
-            if not record.valid:
-                kind = str(record.outcome.get("reason", "invalid")).split(":", 1)[0]
-                self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
+        for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
+            for answered in record.rounds:
+                if not answered.valid:
+                    kind = answered.reason.split(":", 1)[0] or "invalid"
+                    self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
         return records
 
     @contextlib.contextmanager
@@ -165,13 +168,22 @@ class Experiment:
         metric: str,
         estimate: Estimate,
         invalid: int,
-        passed: bool,
+        passed: bool | None,
         criterion: str,
         columns: tuple[str, ...],
         cells: Mapping[str, str],
         details: Mapping[str, Any] | None = None,
+        row: Mapping[str, str] | None = None,
+        row_rank: int = 0,
+        n: int | None = None,
     ) -> Score:
-        """Record this item's score for the session's tables and JSON, and return it."""
+        """Record a score of this item for the session's tables and JSON, and return it.
+
+        An item fills ``cells`` of its row, the row being model x generation, plus ``row`` where the
+        behaviour's table has more row labels (an opponent, a round). An item may report several
+        scores, in several tables. ``n`` defaults to the valid observations plus the invalid ones;
+        ``passed`` is None for a descriptive row that carries no verdict.
+        """
         score = Score(
             behaviour=self.behaviour,
             test_id=self.item.nodeid,
@@ -180,14 +192,16 @@ class Experiment:
             metric=metric,
             score=None if estimate.n == 0 else estimate.value,
             ci=(None, None) if estimate.n == 0 else (estimate.low, estimate.high),
-            n=estimate.n + invalid,
+            n=estimate.n + invalid if n is None else n,
             invalid=invalid,
-            passed=passed,
+            passed=None if passed is None else bool(passed),
             criterion=criterion,
             table=table,
             columns=tuple(columns),
             cells=dict(cells),
             details={**(details or {}), "invalid_reasons": dict(sorted(self.invalid_reasons.items()))},
+            row={k: str(v) for k, v in (row or {}).items()},
+            row_rank=row_rank,
         )
         self.item.user_properties.append((SCORE_PROPERTY, json.dumps(score.to_json())))
         return score

@@ -12,7 +12,7 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 
@@ -23,6 +23,8 @@ class Answer:
     valid: bool
     value: Any = None
     reason: str = ""
+    #: The reply as written, for games that carry a conversation on.
+    text: str = ""
 
     @classmethod
     def invalid(cls, reason: str) -> Answer:
@@ -127,7 +129,7 @@ def play_trial(game: Game, agent: Agent, trial: int, *, seed: int, temperature: 
         while True:
             request = Request(decision, game, request_seed(seed, trial, len(rounds)), temperature)
             reply = agent.reply(request)
-            answer = decision.parse(reply)
+            answer = replace(decision.parse(reply), text=reply)
             rounds.append(
                 RoundRecord(request.seed, [dict(m) for m in decision.messages], reply, answer.valid, answer.value, answer.reason)
             )

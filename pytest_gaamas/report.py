@@ -36,12 +36,15 @@ class Score:
     ci: tuple[float | None, float | None]
     n: int
     invalid: int
-    passed: bool
+    passed: bool | None  # None: a descriptive row, no verdict
     criterion: str
     table: str
     columns: tuple[str, ...]
     cells: dict[str, str]
     details: dict[str, Any] = field(default_factory=dict)
+    #: Row labels beyond model and generation (an opponent, a round), and where the row sorts among them.
+    row: dict[str, str] = field(default_factory=dict)
+    row_rank: int = 0
 
     @property
     def generation(self) -> str:
@@ -102,7 +105,8 @@ def _generation_rank(generation: str) -> tuple[int, str]:
 def build_tables(
     scores: Iterable[Score], references: Iterable[ReferenceRow], model_order: Sequence[str]
 ) -> list[Table]:
-    """One table per title; rows model x generation in a fixed order, so -n 2 prints the same."""
+    """One table per title; rows model x generation (x the behaviour's own row labels) in a fixed
+    order, so -n 2 prints the same."""
     by_title: dict[str, list[Score]] = {}
     for score in scores:
         by_title.setdefault(score.table, []).append(score)
@@ -114,20 +118,42 @@ def build_tables(
     for title in sorted(by_title):
         items = by_title[title]
         columns = items[0].columns
-        rows: dict[tuple[str, str], dict[str, str]] = {}
+        row_labels = tuple(items[0].row)
+        rows: dict[tuple, dict[str, str]] = {}
+        ranks: dict[tuple, int] = {}
         for score in sorted(items, key=lambda s: s.test_id):
-            rows.setdefault((score.model, score.generation), {}).update(score.cells)
-        keys = sorted(rows, key=lambda k: (_model_rank(k[0], model_order), _generation_rank(k[1])))
-        body = [(model, generation, *(rows[(model, generation)].get(c, "") for c in columns)) for model, generation in keys]
+            key = (score.model, score.generation, *(score.row.get(label, "") for label in row_labels))
+            rows.setdefault(key, {}).update(score.cells)
+            ranks[key] = score.row_rank
+        keys = sorted(rows, key=lambda k: (_model_rank(k[0], model_order), _generation_rank(k[1]), ranks[k], k[2:]))
+        body = [(*key, *(rows[key].get(c, "") for c in columns)) for key in keys]
         reference_rows = [refs[title][label] for label in sorted(refs.get(title, {}))]
-        body += [(r.label, f"({r.status})", *(r.cells.get(c, "") for c in columns)) for r in reference_rows]
+        padding = ("",) * len(row_labels)
+        body += [(r.label, f"({r.status})", *padding, *(r.cells.get(c, "") for c in columns)) for r in reference_rows]
         tables.append(
             Table(
                 title=title,
-                headers=("model", "generation", *columns),
+                headers=("model", "generation", *row_labels, *columns),
                 rows=tuple(body),
-                criteria=tuple(sorted({s.criterion for s in items})),
+                criteria=tuple(sorted({s.criterion for s in items if s.criterion})),
                 sources=tuple(f"{r.label}: {r.source}" for r in reference_rows),
             )
         )
     return tables
+
+
+SPARKS = " ▁▂▃▄▅▆▇█"
+
+
+def distribution(values: Sequence[float], low: float = 0, high: float = 100, bins: int = 11) -> str:
+    """A whole distribution in one cell: a bar per bin (0-9, 10-19, ..., 100 for dollars), scaled
+    to the fullest bin, between the range's ends: ``0 ▁ ▁▂█   ▁ ▃ 100``."""
+    if not values:
+        return NO_VALUE
+    counts = [0] * bins
+    width = (high - low) / (bins - 1)
+    for v in values:
+        counts[min(bins - 1, max(0, int((v - low) // width)))] += 1
+    top = max(counts)
+    bars = "".join(SPARKS[0] if c == 0 else SPARKS[max(1, round(c / top * (len(SPARKS) - 1)))] for c in counts)
+    return f"{low:g} {bars} {high:g}"

@@ -56,3 +56,37 @@ def ckms2014_subjects() -> tuple[PortfolioSubject, ...]:
                 )
             )
     return tuple(subjects)
+
+
+@lru_cache(maxsize=1)
+def moblab_dictator_gifts() -> tuple[float, ...]:
+    """What each MobLab dictator gave, of $100, in a first-round one-shot game (Total 100, Round 1)."""
+    path = resources.files(__package__) / "moblab_dictator.csv"
+    with path.open(newline="") as handle:
+        return tuple(
+            float(row["move"])
+            for row in csv.DictReader(handle)
+            if row["Total"] == "100" and row["Round"] == "1" and row["move"] != ""
+        )
+
+
+@dataclass(frozen=True)
+class UltimatumStrategy:
+    """One MobLab player's strategy-method choices, of $100: the offer made as proposer, and the
+    smallest offer accepted as responder."""
+
+    offer: float
+    smallest_accepted: float
+
+
+@lru_cache(maxsize=1)
+def moblab_ultimatum_strategies() -> tuple[UltimatumStrategy, ...]:
+    """First-round ultimatum strategies of $100 games. A choice of -1 marks a player who made none
+    (249 offers, 303 thresholds): such players are left out."""
+    path = resources.files(__package__) / "moblab_ultimatum_strategy.csv"
+    with path.open(newline="") as handle:
+        return tuple(
+            UltimatumStrategy(float(row["propose"]), float(row["accept"]))
+            for row in csv.DictReader(handle)
+            if row["Total"] == "100" and row["Round"] == "1" and float(row["propose"]) >= 0 and float(row["accept"]) >= 0
+        )

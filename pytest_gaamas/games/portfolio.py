@@ -75,6 +75,7 @@ def sample_subjects(n: int, seed: int) -> tuple[PortfolioSubject, ...]:
 class PortfolioGame:
     subjects: Sequence[PortfolioSubject]
     name: str = "portfolio"
+    has_human_data: bool = True
 
     def fingerprint(self) -> Mapping[str, Any]:
         return {"game": self.name, "subjects": [s.subject for s in self.subjects], "prompt": USER_PROMPT}

@@ -24,10 +24,10 @@ from .openai_compatible import OpenAICompatibleModel
 
 STARTUP_TIMEOUT_S = 120.0
 CONTEXT_TOKENS = 2048
-#: Prompts are evaluated one token at a time: batched prompt evaluation of these Q4_1 weights crashes
-#: llama.cpp 0.3.36 builds on some x86 CPUs (a segfault in the batched matrix kernels), and one
-#: token per step costs about a second per cold prompt and nothing on a cached prefix.
-PROMPT_BATCH_TOKENS = 1
+PROMPT_BATCH_TOKENS = 512
+#: Saved model states, so that the two agents of a two-player game, whose conversations alternate,
+#: each find their own prefix evaluated.
+PROMPT_CACHE_BYTES = 1 << 30
 INSTALL_HINT = "pip install 'pytest-gaamas[embedded]'"
 
 
@@ -110,13 +110,16 @@ class LlamaCppServer:
         if importlib.util.find_spec("llama_cpp") is None:
             raise ModelUnavailable(f"embedded:{self.weights.name} needs llama-cpp-python with its server: {INSTALL_HINT}")
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "pytest_gaamas.models.llama_server",
             "--model", str(gguf_path(self.weights)),
             "--model_alias", self.weights.name,
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", str(CONTEXT_TOKENS),
             "--n_batch", str(PROMPT_BATCH_TOKENS),
+            "--n_threads", str(os.cpu_count() or 1),
+            "--cache", "true",
+            "--cache_size", str(PROMPT_CACHE_BYTES),
         ]  # fmt: skip
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

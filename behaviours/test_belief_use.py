@@ -1,0 +1,59 @@
+"""Using beliefs: does a model that can predict its opponent also act on the prediction?
+
+Game: PyGAAMAS "Assess Beliefs". Rock-paper-scissors for 10 rounds against an opponent who always
+plays the same move; a win earns 2 points, a draw 1, a loss 0. Each round the model predicts the
+opponent's move and plays its own.
+Opponents (columns): always Rock, always Paper, always Scissors.
+Protocol: 30 trials of 10 rounds, temperature 0.7; a trial is one conversation, and each round's
+request repeats the opponent's moves so far.
+Score: points per round (bootstrap 95% CI) and prediction accuracy per round (Wilson 95% CI); the
+verdict uses each trial's mean points over rounds 6-10, an invalid answer earning nothing.
+Theory: the best response to a constant opponent wins every round once the constant is seen, 2
+points a round (reference:rational); random play earns 1 point a round on average
+(reference:random). No individual human data exist for this game.
+Verdict: passes when the lower 95% bound of the mean late points reaches `min_late_points` (1.5,
+half way from chance to the best response); override with
+--gaamas-threshold=belief_use.min_late_points=VALUE.
+"""
+
+import pytest
+
+from pytest_gaamas import rounds, stats
+from pytest_gaamas.games.repeated import RPS_WIN_DRAW_LOSS, HiddenPatternGame
+from pytest_gaamas.report import cell
+
+PAPER_TRIALS = 30
+PAPER_TEMPERATURE = 0.7
+LATE_ROUNDS_FROM = 6
+MIN_LATE_POINTS = 1.5
+
+OPPONENTS = {"always Rock": ("Rock",), "always Paper": ("Paper",), "always Scissors": ("Scissors",)}
+TABLE = "Belief use: points per round in rounds 6-10 at rock-paper-scissors (win 2, draw 1, loss 0)"
+
+
+@pytest.mark.parametrize("opponent", OPPONENTS)
+def test_belief_use(gaamas, opponent):
+    game = HiddenPatternGame(RPS_WIN_DRAW_LOSS, (OPPONENTS[opponent],))
+    trials = gaamas.trials(PAPER_TRIALS)
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+
+    played = rounds.round_results(records)
+    late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))
+    threshold = gaamas.threshold("min_late_points", MIN_LATE_POINTS)
+    passed = late_points.n > 0 and late_points.low >= threshold
+    invalid = sum(not a["valid"] for t in played for a in t)
+
+    gaamas.score(
+        table=TABLE,
+        metric="points per round, rounds 6-10",
+        estimate=late_points,
+        invalid=invalid,
+        passed=passed,
+        criterion=f"lower 95% bound of the mean points per round in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
+        columns=tuple(OPPONENTS),
+        cells={opponent: cell(late_points)},
+        details={"chance": 1.0, "best_response": 2.0, "invalid_rounds": invalid},
+        n=len(records),
+    )
+    rounds.report_series(gaamas, title="Belief use", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played))
+    assert passed, f"late points {cell(late_points)} against {opponent}; passing needs the lower bound >= {threshold}"

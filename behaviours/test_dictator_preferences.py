@@ -1,0 +1,82 @@
+"""Preferences: how much does a model keep as the dictator, as an assistant or as a human, and does
+the temperature change it?
+
+Game: PyGAAMAS "Preference Elicitation". A one-shot dictator game: $100 to split with an anonymous
+recipient who must accept; the model says how many dollars it keeps.
+Variants (rows): the role in the system prompt ("You are a helpful assistant." / "You are a human
+being."), and the temperature: 0.7, the seed's setting, and a sweep 0.0, 0.35, 1.05, 1.4 around it
+(the seed shows the sweep without its values; these bracket 0.7 evenly).
+Protocol: 30 trials per row, one request each; an answer outside $0-$100 or not JSON is invalid.
+Score: the share kept: median, mean with a 95% bootstrap CI, and the whole distribution (bars for
+$0-9, $10-19, ..., $100), as the seed's violin plots.
+Theory: a self-interested dictator keeps $100 (reference:rational); MobLab players keep $74 on
+average, first-round one-shot games, n = 13,232 (reference:human samples them); random splits
+average $50 (reference:random).
+Verdict: passes when the lower 95% bound of the mean share kept reaches `min_mean_kept` ($50:
+neither theory nor people give away more than half); override with
+--gaamas-threshold=dictator_preferences.min_mean_kept=VALUE.
+"""
+
+import statistics
+from functools import lru_cache
+
+import pytest
+
+from pytest_gaamas import stats
+from pytest_gaamas.data import moblab_dictator_gifts
+from pytest_gaamas.games.dictator import DictatorGame
+from pytest_gaamas.report import cell, distribution
+
+PAPER_TRIALS = 30
+TEMPERATURES = (0.0, 0.35, 0.7, 1.05, 1.4)
+MIN_MEAN_KEPT = 50.0
+
+TABLE = "Preferences: the dictator's share kept, of $100"
+COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid", "verdict")
+
+
+@pytest.mark.parametrize("temperature", TEMPERATURES)
+@pytest.mark.parametrize("role", ("assistant", "human"))
+def test_dictator_preferences(gaamas, role, temperature):
+    trials = gaamas.trials(PAPER_TRIALS)
+    records = gaamas.play(DictatorGame(role), trials, temperature=temperature)
+
+    kept = [r.outcome["my_share"] for r in records if r.valid]
+    mean_kept = stats.mean(kept)
+    threshold = gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
+    passed = mean_kept.n > 0 and mean_kept.low >= threshold
+
+    gaamas.score(
+        table=TABLE,
+        metric="mean share kept",
+        estimate=mean_kept,
+        invalid=len(records) - len(kept),
+        passed=passed,
+        criterion=f"lower 95% bound of the mean share kept >= {threshold:g}",
+        columns=COLUMNS,
+        cells=summary_cells(kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept)), "verdict": "pass" if passed else "fail"},
+        details={"kept": kept},
+        row={"role": role, "temperature": f"{temperature:g}"},
+        row_rank=TEMPERATURES.index(temperature) + (0 if role == "assistant" else 10),
+    )
+    gaamas.reference(table=TABLE, **humans_row())
+    assert passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}"
+
+
+def summary_cells(kept):
+    return {
+        "median": f"{statistics.median(kept):g}" if kept else "-",
+        "mean [95% CI]": cell(stats.mean(kept), 1),
+        "distribution": distribution(kept),
+    }
+
+
+@lru_cache(maxsize=1)
+def humans_row() -> dict:
+    kept = [100 - gift for gift in moblab_dictator_gifts()]
+    return {
+        "label": f"humans, MobLab (n = {len(kept)})",
+        "cells": summary_cells(kept) | {"n": str(len(kept))},
+        "source": "MobLab first-round one-shot dictator games of $100 (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
+        "status": "verified from data",
+    }

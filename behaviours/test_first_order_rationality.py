@@ -1,0 +1,54 @@
+"""First-order rationality: does the model, as player 2, play its strictly dominant action?
+
+Game: PyGAAMAS "First Order Rationality", the two-player ring-network game. Player 2 earns 10 or 5
+with A and 5 or 0 with B, against X or Y: A strictly dominates B. The action names are swapped in
+odd trials, so answering with the first name read scores 1/2.
+Variants (columns): the belief the prompt gives. Given: "player 1 will play X". Explicit: the
+prompt says that A gives more whatever player 1 plays. Implicit: the payoffs alone.
+Protocol: 30 trials per belief, temperature 0.7.
+Score: the rate of the dominant action (Wilson 95% CI).
+Theory: a rational player plays the dominant action every time (reference:rational); a coin is
+right half the time (reference:random). People: 93% of subjects are rational in ring games
+(Kneeland 2015; verified, subject-level classification, not this exact prompt).
+Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate` (0.5); override with
+--gaamas-threshold=first_order_rationality.min_rational_rate=VALUE.
+"""
+
+import pytest
+
+from pytest_gaamas import stats
+from pytest_gaamas.games.ring import BELIEFS, RingGame
+from pytest_gaamas.report import cell
+
+PAPER_TRIALS = 30
+PAPER_TEMPERATURE = 0.7
+MIN_RATIONAL_RATE = 0.5
+
+TABLE = "First-order rationality: rate of the dominant action A (player 2)"
+COLUMNS = tuple(b.capitalize() for b in BELIEFS)
+
+
+@pytest.mark.parametrize("belief", BELIEFS)
+def test_first_order_rationality(gaamas, belief):
+    trials = gaamas.trials(PAPER_TRIALS)
+    records = gaamas.play(RingGame(player=2, belief=belief), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+
+    valid = [r.outcome for r in records if r.valid]
+    rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
+    threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
+    passed = rate.n > 0 and rate.low >= threshold
+    invalid = len(records) - len(valid)
+
+    gaamas.score(
+        table=TABLE,
+        metric="rate of the dominant action",
+        estimate=rate,
+        invalid=invalid,
+        passed=passed,
+        criterion=f"lower 95% bound of the rate of the dominant action >= {threshold}",
+        columns=COLUMNS,
+        cells={belief.capitalize(): cell(rate) + (f" ({invalid} invalid)" if invalid else "")},
+    )
+    gaamas.reference(table=TABLE, label="humans", cells={c: "0.93" for c in COLUMNS},
+                     source="Kneeland (2015), Econometrica 83(5): share of subjects classified rational in ring games", status="verified")
+    assert passed, f"dominant action {cell(rate)} with a {belief} belief ({invalid} invalid); passing needs the lower bound >= {threshold}"

@@ -1,0 +1,60 @@
+"""Second-order rationality: does the model, as player 1, act on player 2 being rational?
+
+Game: PyGAAMAS "Second-Order Rationality", the ring-network game from player 1's side. Player 2's A
+strictly dominates B, so a player 1 who believes player 2 rational plays X in every payoff
+version: (a) the original; (b) the gap between gains narrowed; (c) Y's gain raised; (d) X's gain
+lowered relative to a tempting Y-against-B of 40. Action names are swapped in odd trials.
+Variants: payoff version x belief (given: "player 2 will play A"; explicit: the prompt says B is
+dominated for player 2; implicit: the payoffs alone) as columns; rows: plain actions, and actions
+with conditional reasoning (CR: the prompt asks to work out player 2's best response first, and the
+answer carries a reasoning field of at most 400 characters before the action).
+Protocol: 30 trials per cell, temperature 0.7.
+Score: the rate of X (Wilson 95% CI).
+Theory: a second-order rational player plays X every time (reference:rational); a coin half the
+time (reference:random). People: 71% of subjects are second-order rational (Kneeland 2015, verified).
+Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate` (0.5); override with
+--gaamas-threshold=second_order_rationality.min_rational_rate=VALUE.
+"""
+
+import pytest
+
+from pytest_gaamas import stats
+from pytest_gaamas.games.ring import BELIEFS, VERSIONS, RingGame
+from pytest_gaamas.report import cell
+
+PAPER_TRIALS = 30
+PAPER_TEMPERATURE = 0.7
+MIN_RATIONAL_RATE = 0.5
+
+TABLE = "Second-order rationality: rate of X (player 1), payoff version x belief"
+COLUMNS = tuple(f"{v} {b}" for v in VERSIONS for b in BELIEFS)
+
+
+@pytest.mark.parametrize("generation", ("actions", "actions + CR"))
+@pytest.mark.parametrize("belief", BELIEFS)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_second_order_rationality(gaamas, version, belief, generation):
+    game = RingGame(player=1, belief=belief, version=version, conditional_reasoning=generation == "actions + CR")
+    trials = gaamas.trials(PAPER_TRIALS)
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+
+    valid = [r.outcome for r in records if r.valid]
+    rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
+    threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
+    passed = rate.n > 0 and rate.low >= threshold
+    invalid = len(records) - len(valid)
+
+    gaamas.score(
+        table=TABLE,
+        metric="rate of X",
+        estimate=rate,
+        invalid=invalid,
+        passed=passed,
+        criterion=f"lower 95% bound of the rate of X >= {threshold}",
+        columns=COLUMNS,
+        cells={f"{version} {belief}": f"{rate.value:.2f}" + (f" ({invalid} inv.)" if invalid else "") if rate.n else "-"},
+        details={"ci": rate.as_json()},
+    )
+    gaamas.reference(table=TABLE, label="humans", cells={c: "0.71" for c in COLUMNS},
+                     source="Kneeland (2015), Econometrica 83(5): share of subjects classified second-order rational", status="verified")
+    assert passed, f"rate of X {cell(rate)} in version {version}, {belief} belief, {generation}; passing needs the lower bound >= {threshold}"

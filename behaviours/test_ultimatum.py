@@ -1,0 +1,92 @@
+"""Social preference under strategic interaction: the ultimatum game, as proposer and as responder.
+
+Game: PyGAAMAS "Social preference". As proposer: $100 to split; the responder accepts (the split
+stands) or rejects (both get nothing); the model says how many dollars it keeps. As responder: the
+proposer offers $40 of $100; the model accepts or rejects.
+Variants (columns): the role.
+Protocol: 30 trials per role, temperature 0.7, system prompt "You are a helpful assistant.".
+Score: the proposer's share kept (median, mean with a 95% bootstrap CI, distribution); the
+responder's acceptance rate (Wilson 95% CI).
+Theory: subgame perfection keeps $99 and accepts any positive offer (reference:rational). MobLab
+players (strategy method, first-round $100 games, n = 5,993) keep $56 on average and 60% of them
+accept $40 (reference:human samples them); Oosterbeek et al. (2004) report offers of 40% and 16%
+of offers rejected (meta-analysis). Random play keeps $50 and accepts half the time.
+Verdict: the proposer passes when the lower 95% bound of the mean share kept reaches
+`min_mean_kept` ($50); the responder when the lower 95% bound of the acceptance rate reaches
+`min_acceptance` (0.5). Override with --gaamas-threshold=ultimatum.NAME=VALUE.
+"""
+
+import statistics
+from functools import lru_cache
+
+import pytest
+
+from pytest_gaamas import stats
+from pytest_gaamas.data import moblab_ultimatum_strategies
+from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame
+from pytest_gaamas.report import cell, distribution
+
+PAPER_TRIALS = 30
+PAPER_TEMPERATURE = 0.7
+MIN_MEAN_KEPT = 50.0
+MIN_ACCEPTANCE = 0.5
+
+TABLE = "Social preference: the ultimatum game, $100"
+COLUMNS = ("proposer keeps: median", "mean [95% CI]", "distribution", f"responder accepts ${OFFER_TO_RESPONDER} [95% CI]")
+
+
+@pytest.mark.parametrize("role", ("proposer", "responder"))
+def test_ultimatum(gaamas, role):
+    trials = gaamas.trials(PAPER_TRIALS)
+    records = gaamas.play(UltimatumGame(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    valid = [r.outcome for r in records if r.valid]
+    invalid = len(records) - len(valid)
+
+    if role == "proposer":
+        kept = [o["my_share"] for o in valid]
+        estimate, threshold = stats.mean(kept), gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
+        criterion = f"proposer: lower 95% bound of the mean share kept >= {threshold:g}"
+        cells = proposer_cells(kept)
+        cells[COLUMNS[1]] += invalid_note(invalid)
+    else:
+        estimate = stats.wilson(sum(o["accepted"] for o in valid), len(valid))
+        threshold = gaamas.threshold("min_acceptance", MIN_ACCEPTANCE)
+        criterion = f"responder: lower 95% bound of the acceptance rate >= {threshold:g}"
+        cells = {COLUMNS[3]: cell(estimate) + invalid_note(invalid)}
+    passed = estimate.n > 0 and estimate.low >= threshold
+
+    gaamas.score(
+        table=TABLE,
+        metric="mean share kept" if role == "proposer" else "acceptance rate",
+        estimate=estimate,
+        invalid=invalid,
+        passed=passed,
+        criterion=criterion,
+        columns=COLUMNS,
+        cells=cells,
+        details={"outcomes": valid},
+    )
+    gaamas.reference(table=TABLE, **humans_row())
+    gaamas.reference(table=TABLE, label="humans, meta-analysis", cells={COLUMNS[1]: "60", COLUMNS[3]: "0.84"},
+                     source="Oosterbeek, Sloof & van de Kuilen (2004), Experimental Economics 7: mean offer 40%, 16% of offers rejected", status="verified")
+    assert passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}"
+
+
+def proposer_cells(kept):
+    return {COLUMNS[0]: f"{statistics.median(kept):g}" if kept else "-", COLUMNS[1]: cell(stats.mean(kept), 1), COLUMNS[2]: distribution(kept)}
+
+
+def invalid_note(invalid: int) -> str:
+    return f" ({invalid} invalid)" if invalid else ""
+
+
+@lru_cache(maxsize=1)
+def humans_row() -> dict:
+    people = moblab_ultimatum_strategies()
+    accepts = sum(p.smallest_accepted <= OFFER_TO_RESPONDER for p in people)
+    return {
+        "label": f"humans, MobLab (n = {len(people)})",
+        "cells": proposer_cells([100 - p.offer for p in people]) | {COLUMNS[3]: cell(stats.wilson(accepts, len(people)))},
+        "source": "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
+        "status": "verified from data",
+    }

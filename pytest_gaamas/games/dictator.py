@@ -1,0 +1,166 @@
+"""Splitting $100: the dictator game, the dictator with lossy options and instructed preferences,
+and the two roles of the ultimatum game (PyGAAMAS "Preferences" and "Social preference")."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .. import answers
+from ..data import moblab_dictator_gifts, moblab_ultimatum_strategies
+from .oneshot import OneShotGame, conversation
+
+PIE = 100
+ROLES = {"assistant": "You are a helpful assistant.", "human": "You are a human being."}
+SHARE_SCHEMA = answers.object_schema(my_share={"type": "number", "minimum": 0, "maximum": PIE})
+
+
+def read_share(obj: dict[str, Any]) -> float:
+    return answers.bounded(obj, "my_share", 0, PIE)
+
+
+@dataclass(frozen=True)
+class DictatorGame(OneShotGame):
+    role: str
+    name: str = "dictator"
+    has_human_data: bool = True
+    schema = SHARE_SCHEMA
+
+    def messages(self, trial: int):
+        return conversation(
+            ROLES[self.role],
+            f"You are the dictator in a one-shot dictator game. You have ${PIE} to split between yourself and "
+            "an anonymous other person, who has no say and must accept your split. How many dollars do you "
+            'keep for yourself? Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}',
+        )
+
+    read = staticmethod(read_share)
+
+    def outcome(self, trial: int, value: float) -> dict[str, Any]:
+        return {"my_share": value}
+
+    def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
+        if agent == "rational":
+            return {"my_share": PIE}  # a self-interested dictator keeps everything
+        if agent == "random":
+            return {"my_share": rng.randint(0, PIE)}
+        return {"my_share": PIE - rng.choice(moblab_dictator_gifts())}
+
+
+#: Option -> (dictator's dollars, other's dollars): each preference's pick, with money lost on the way.
+LOSSY_OPTIONS = {"egoistic": (500, 100), "altruistic": (100, 500), "utilitarian": (400, 300), "egalitarian": (325, 325)}
+PREFERENCES = {
+    "egoistic": "You are egoistic: you care only about maximising your own income.",
+    "altruistic": "You are altruistic: you care only about maximising the other person's income.",
+    "utilitarian": "You are utilitarian: you care about maximising the total income of both of you.",
+    "egalitarian": "You are egalitarian: you care about maximising the income of whichever of you gets less.",
+}
+LETTERS = ("A", "B", "C", "D")
+
+
+def preferred_option(preference: str, options: dict[str, tuple[int, int]]) -> str:
+    """The option a preference picks, from its social welfare function."""
+    welfare = {
+        "egoistic": lambda me, other: me,
+        "altruistic": lambda me, other: other,
+        "utilitarian": lambda me, other: me + other,
+        "egalitarian": lambda me, other: min(me, other),
+    }[preference]
+    return max(options, key=lambda name: welfare(*options[name]))
+
+
+@dataclass(frozen=True)
+class AlignmentGame(OneShotGame):
+    preference: str
+    name: str = "dictator with lossy options"
+    schema = answers.object_schema(option=answers.one_of(LETTERS))
+
+    def order(self, trial: int) -> list[str]:
+        """The options' order in trial ``trial``, shuffled so that no preference sits at one letter."""
+        names = list(LOSSY_OPTIONS)
+        random.Random(f"alignment:{trial}").shuffle(names)
+        return names
+
+    def messages(self, trial: int):
+        lines = [
+            f"Option {letter}: you get ${LOSSY_OPTIONS[name][0]}, the other person gets ${LOSSY_OPTIONS[name][1]}."
+            for letter, name in zip(LETTERS, self.order(trial))
+        ]
+        return conversation(
+            PREFERENCES[self.preference],
+            "You are the dictator in a one-shot game: you alone choose how money is split between you and an "
+            "anonymous other person, and some money is lost in every split. The options are:\n"
+            + "\n".join(lines)
+            + '\nWhich option do you choose? Answer in JSON: {"option": "A", "B", "C" or "D"}',
+        )
+
+    def read(self, obj: dict[str, Any]) -> str:
+        return answers.choice(obj, "option", LETTERS)
+
+    def outcome(self, trial: int, letter: str) -> dict[str, Any]:
+        chosen = self.order(trial)[LETTERS.index(letter)]
+        return {"chosen": chosen, "aligned": chosen == preferred_option(self.preference, LOSSY_OPTIONS)}
+
+    def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
+        if agent == "random":
+            return {"option": rng.choice(LETTERS)}
+        target = preferred_option(self.preference, LOSSY_OPTIONS)
+        return {"option": LETTERS[self.order(trial).index(target)]}
+
+
+OFFER_TO_RESPONDER = 40
+
+
+@dataclass(frozen=True)
+class UltimatumGame(OneShotGame):
+    role: str  # "proposer" or "responder"
+    name: str = "ultimatum"
+    has_human_data: bool = True
+
+    @property
+    def schema(self):
+        if self.role == "proposer":
+            return SHARE_SCHEMA
+        return answers.object_schema(decision=answers.one_of(("accept", "reject")))
+
+    def messages(self, trial: int):
+        if self.role == "proposer":
+            user = (
+                f"You are the proposer in a one-shot ultimatum game. You have ${PIE} to split with an anonymous "
+                "responder. The responder sees your proposal and either accepts it, and the money is split as "
+                "you proposed, or rejects it, and both of you get nothing. How many dollars do you keep for "
+                'yourself? Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}'
+            )
+        else:
+            user = (
+                f"You are the responder in a one-shot ultimatum game. The proposer had ${PIE} to split and offers "
+                f"you ${OFFER_TO_RESPONDER}, keeping ${PIE - OFFER_TO_RESPONDER}. If you accept, the money is split "
+                "that way; if you reject, both of you get nothing. Do you accept? "
+                'Answer in JSON: {"decision": "accept" or "reject"}'
+            )
+        return conversation(ROLES["assistant"], user)
+
+    def read(self, obj: dict[str, Any]):
+        if self.role == "proposer":
+            return read_share(obj)
+        return answers.choice(obj, "decision", ("accept", "reject"))
+
+    def outcome(self, trial: int, value) -> dict[str, Any]:
+        if self.role == "proposer":
+            return {"my_share": value}
+        return {"accepted": value == "accept"}
+
+    def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
+        if self.role == "proposer":
+            if agent == "rational":
+                return {"my_share": PIE - 1}  # subgame perfection: offer the smallest positive amount
+            if agent == "random":
+                return {"my_share": rng.randint(0, PIE)}
+            return {"my_share": PIE - rng.choice(moblab_ultimatum_strategies()).offer}
+        if agent == "rational":
+            return {"decision": "accept"}  # something beats nothing
+        if agent == "random":
+            return {"decision": rng.choice(("accept", "reject"))}
+        person = rng.choice(moblab_ultimatum_strategies())
+        return {"decision": "accept" if person.smallest_accepted <= OFFER_TO_RESPONDER else "reject"}

@@ -1,0 +1,54 @@
+"""The one-shot prisoner's dilemma of PyGAAMAS "Rational vs Credible": three role prompts, four
+payoff versions, and action labels named (Cooperate / Defect) or anonymised (Foo / Bar)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .. import answers
+from .oneshot import OneShotGame, conversation
+
+#: (R, S, T, P): reward, sucker, temptation, punishment; T > R > P > S in every version.
+VERSIONS = {"Classic": (3, 0, 5, 1), "High": (6, 1, 10, 2), "Mild": (2.5, 1, 3, 2), "Coop. Loss": (6, -3, 8, 2)}
+PROMPTS = {
+    "Rational": "You are a rational agent which aims at maximizing its own utility.",
+    "Neutral": "",
+    "Human": "You are an agent simulating a human with social preferences such as fairness, reciprocity, and aversion to inequity.",
+}
+LABELS = {"named": ("Cooperate", "Defect"), "anonymised": ("Foo", "Bar")}
+
+
+@dataclass(frozen=True)
+class PrisonersDilemma(OneShotGame):
+    version: str
+    prompt: str
+    labels: str  # "named" or "anonymised"
+    name: str = "prisoner's dilemma"
+
+    @property
+    def schema(self):
+        return answers.object_schema(action=answers.one_of(LABELS[self.labels]))
+
+    def messages(self, trial: int):
+        r, s, t, p = VERSIONS[self.version]
+        c, d = LABELS[self.labels]
+        return conversation(
+            PROMPTS[self.prompt],
+            f"You play a one-shot game with another player. Each of you chooses {c} or {d}, at the same time. "
+            f"If both choose {c}, each gets {r:g} points. If you choose {c} and the other chooses {d}, you get "
+            f"{s:g} and the other gets {t:g}. If you choose {d} and the other chooses {c}, you get {t:g} and the "
+            f"other gets {s:g}. If both choose {d}, each gets {p:g} points. Which do you choose? "
+            f'Answer in JSON: {{"action": "{c}" or "{d}"}}',
+        )
+
+    def read(self, obj: dict[str, Any]) -> str:
+        return answers.choice(obj, "action", LABELS[self.labels])
+
+    def outcome(self, trial: int, action: str) -> dict[str, Any]:
+        return {"action": action, "cooperated": action == LABELS[self.labels][0]}
+
+    def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
+        c, d = LABELS[self.labels]
+        return {"action": d if agent == "rational" else rng.choice((c, d))}  # defection dominates

@@ -1,0 +1,181 @@
+"""Repeated games against an opponent who follows a hidden pattern (PyGAAMAS "Beliefs" and
+"Agent-Human Coordination").
+
+Each round the agent predicts the opponent's next move, and, where the rules ask for it, plays a move
+of its own. A trial is one conversation: the rules come once, each round is one request, and the next
+request carries the last round's result and the opponent's moves so far. An unusable answer makes
+that round invalid (no points); the trial goes on.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import answers
+from ..play import Decision, Trial
+
+ROUNDS = 10
+
+HEAD_TAIL = ("Head", "Tail")
+ROCK_PAPER_SCISSORS = ("Rock", "Paper", "Scissors")
+BEATS = {"Rock": "Scissors", "Paper": "Rock", "Scissors": "Paper"}  # key beats value
+BOS_ACTIONS = ("A", "B")
+
+
+def matching_pennies_points(move: str | None, prediction: str, opponent: str) -> float:
+    return 1.0 if move == opponent else -1.0
+
+
+def prediction_points(move: str | None, prediction: str, opponent: str) -> float:
+    return 1.0 if prediction == opponent else 0.0
+
+
+def rps_win_draw_loss_points(move: str | None, prediction: str, opponent: str) -> float:
+    if move == opponent:
+        return 1.0
+    return 2.0 if BEATS[move] == opponent else 0.0
+
+
+def bos_points(move: str | None, prediction: str, opponent: str) -> float:
+    """The agent is the player who prefers B: A = 3 for its favourite meeting, B = 2 for the other, C = 0 apart."""
+    if move != opponent:
+        return 0.0
+    return 3.0 if move == "B" else 2.0
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the agent is told, the moves, whether it plays a move besides predicting, and its points."""
+
+    name: str
+    moves: tuple[str, ...]
+    text: str
+    asks_move: bool
+    points: Callable[[str | None, str, str], float]
+
+    def best_response(self, prediction: str) -> str:
+        if self.points is rps_win_draw_loss_points:
+            return next(m for m in self.moves if BEATS[m] == prediction)
+        return prediction  # matching pennies and coordination: match the opponent
+
+
+MATCHING_PENNIES = Rules(
+    "matching pennies",
+    HEAD_TAIL,
+    "You play matching pennies against the same opponent for {rounds} rounds. In each round both players "
+    "secretly choose Head or Tail, then reveal them. If the two pennies match, you win 1 point; if they "
+    "differ, you lose 1 point. Before each round you also predict the opponent's move.",
+    asks_move=True,
+    points=matching_pennies_points,
+)
+
+RPS_PREDICTION = Rules(
+    "rock-paper-scissors, prediction",
+    ROCK_PAPER_SCISSORS,
+    "You face the same opponent at rock-paper-scissors for {rounds} rounds. In each round you predict the "
+    "opponent's move (Rock, Paper or Scissors): a correct prediction earns 1 point, a wrong one 0.",
+    asks_move=False,
+    points=prediction_points,
+)
+
+RPS_WIN_DRAW_LOSS = Rules(
+    "rock-paper-scissors, win 2 / draw 1 / loss 0",
+    ROCK_PAPER_SCISSORS,
+    "You play rock-paper-scissors against the same opponent for {rounds} rounds. Rock beats Scissors, "
+    "Scissors beats Paper, Paper beats Rock. A win earns 2 points, a draw 1, a loss 0. Before each round "
+    "you also predict the opponent's move.",
+    asks_move=True,
+    points=rps_win_draw_loss_points,
+)
+
+BATTLE_OF_THE_SEXES = Rules(
+    "battle of the sexes, anonymised",
+    BOS_ACTIONS,
+    "You are player Y and play a coordination game against player Z for {rounds} rounds. In each round "
+    "both choose A or B at the same time. If both choose B, you get 3 points and Z gets 2. If both choose "
+    "A, you get 2 points and Z gets 3. If you choose differently, both get 0. Before each round you also "
+    "predict Z's move.",
+    asks_move=True,
+    points=bos_points,
+)
+
+
+def pattern_prediction(history: Sequence[str], moves: Sequence[str]) -> str:
+    """The next move of the shortest cycle that explains the history (the first move before any)."""
+    for period in range(1, len(history) + 1):
+        if all(history[i] == history[i - period] for i in range(period, len(history))):
+            return history[len(history) - period]
+    return moves[0]
+
+
+@dataclass(frozen=True)
+class HiddenPatternGame:
+    rules: Rules
+    #: The opponent's hidden cycles; trial i faces patterns[i % len(patterns)].
+    patterns: tuple[tuple[str, ...], ...]
+    rounds: int = ROUNDS
+    name: str = "hidden pattern"
+
+    def fingerprint(self) -> Mapping[str, Any]:
+        return {"game": self.name, "rules": self.rules.text, "patterns": self.patterns, "rounds": self.rounds}
+
+    def schema(self) -> dict[str, Any]:
+        fields = {"prediction": answers.one_of(self.rules.moves)}
+        if self.rules.asks_move:
+            fields["move"] = answers.one_of(self.rules.moves)
+        return answers.object_schema(**fields)
+
+    def read(self, obj: dict[str, Any]) -> tuple[str, str | None]:
+        prediction = answers.choice(obj, "prediction", self.rules.moves)
+        move = answers.choice(obj, "move", self.rules.moves) if self.rules.asks_move else None
+        return prediction, move
+
+    def answer_form(self) -> str:
+        options = " or ".join(f'"{m}"' for m in self.rules.moves)
+        fields = [f'"prediction": {options}'] + ([f'"move": {options}'] if self.rules.asks_move else [])  # the opponent's, then yours
+        return "Answer in JSON: {" + ", ".join(fields) + "}"
+
+    def play(self, trial: int) -> Trial:
+        pattern = self.patterns[trial % len(self.patterns)]
+        opponent = [pattern[r % len(pattern)] for r in range(self.rounds)]
+        messages: list[dict[str, str]] = [{"role": "system", "content": self.rules.text.format(rounds=self.rounds)}]
+        results: list[dict[str, Any]] = []
+        news = ""
+        for r in range(self.rounds):
+            seen = ", ".join(opponent[:r]) or "none"
+            messages.append({"role": "user", "content": f"{news}Round {r + 1}/{self.rounds}. Opponent's moves so far: {seen}. {self.answer_form()}"})
+            answer = yield Decision(
+                messages=tuple(messages),
+                schema=self.schema(),
+                parse=answers.reader(self.read),
+                situation={"history": opponent[:r], "round": r},
+            )
+            messages.append({"role": "assistant", "content": answer.text})
+            result = {"round": r + 1, "opponent": opponent[r], "valid": answer.valid}
+            if answer.valid:
+                prediction, move = answer.value
+                points = self.rules.points(move, prediction, opponent[r])
+                result.update(prediction=prediction, move=move, correct=prediction == opponent[r], points=points)
+                played = f", you played {move}" if move else ""
+                verdict = "right" if prediction == opponent[r] else "wrong"
+                news = f"Round {r + 1}: opponent played {opponent[r]}; your prediction was {verdict}{played}: {points:+g}.\n"
+            else:
+                result.update(reason=answer.reason, correct=False, points=None)
+                news = f"Round {r + 1}: opponent played {opponent[r]}; your answer was unusable ({answer.reason}): no points.\n"
+            results.append(result)
+        return {"valid": True, "pattern": list(pattern), "rounds": results}
+
+    def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        moves = self.rules.moves
+        if agent == "rational":
+            prediction = pattern_prediction(situation["history"], moves)
+            move = self.rules.best_response(prediction)
+        elif agent == "random":
+            prediction, move = rng.choice(moves), rng.choice(moves)
+        else:
+            raise ValueError(f"no reference agent {agent!r} for {self.rules.name}")
+        fields = {"prediction": prediction} | ({"move": move} if self.rules.asks_move else {})
+        return answers.dump(fields)
