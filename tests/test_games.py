@@ -1,0 +1,176 @@
+"""The games as pure functions: what each player is told, how answers are read, what they score."""
+
+import json
+import statistics
+
+import pytest
+
+from pytest_gaamas import stats
+from pytest_gaamas.data import moblab_dictator_gifts, moblab_ultimatum_strategies
+from pytest_gaamas.games import bos_agents, dictator, prisoners, repeated, ring
+from pytest_gaamas.models.reference import ReferenceAgent
+from pytest_gaamas.play import play_trial
+
+
+class Scripted:
+    """An agent that answers from a list, and remembers every request it saw."""
+
+    spec = "scripted"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.seen = []
+
+    def reply(self, request):
+        self.seen.append(request.decision)
+        return self.replies.pop(0) if self.replies else '{"prediction": "Head", "move": "Head"}'
+
+
+def test_a_repeated_trial_is_one_growing_conversation_that_repeats_the_history():
+    game = repeated.HiddenPatternGame(repeated.MATCHING_PENNIES, (("Head", "Tail"),))
+    agent = Scripted([])
+    record = play_trial(game, agent, 0, seed=1, temperature=0.0)
+    assert len(agent.seen) == len(record.rounds) == repeated.ROUNDS
+    for earlier, later in zip(agent.seen, agent.seen[1:]):
+        assert later.messages[: len(earlier.messages)] == earlier.messages
+        assert later.messages[len(earlier.messages)]["role"] == "assistant"
+    assert "Opponent's moves so far: Head, Tail, Head." in agent.seen[3].messages[-1]["content"]
+    assert [r["points"] for r in record.outcome["rounds"]] == [1, -1] * 5  # always Head against Head-Tail
+
+
+def test_an_invalid_round_is_counted_and_the_trial_goes_on():
+    game = repeated.HiddenPatternGame(repeated.RPS_PREDICTION, (("Rock",),))
+    agent = Scripted(['{"prediction": "Rock"}', "I think Rock", '{"prediction": "Lizard"}'] + ['{"prediction": "Rock"}'] * 7)
+    record = play_trial(game, agent, 0, seed=1, temperature=0.0)
+    rounds = record.outcome["rounds"]
+    assert [r["valid"] for r in rounds] == [True, False, False] + [True] * 7
+    assert rounds[1]["reason"].startswith("not JSON") and rounds[2]["reason"].startswith("not an option")
+    assert "unusable" in agent.seen[2].messages[-1]["content"]
+    assert record.valid and sum(r["correct"] for r in rounds) == 8
+
+
+@pytest.mark.parametrize(
+    ("history", "expected"),
+    [((), "Rock"), (("Paper",), "Paper"), (("Rock", "Paper"), "Rock"), (("Rock", "Paper", "Scissors", "Rock"), "Paper")],
+)
+def test_the_rational_predictor_continues_the_shortest_cycle(history, expected):
+    assert repeated.pattern_prediction(history, repeated.ROCK_PAPER_SCISSORS) == expected
+
+
+@pytest.mark.parametrize(
+    ("rules", "patterns", "chance"),
+    [
+        (repeated.MATCHING_PENNIES, (("Head",), ("Tail",)), 1 / 2),
+        (repeated.RPS_PREDICTION, (("Rock", "Paper", "Scissors"),), 1 / 3),
+    ],
+)
+def test_random_prediction_lands_at_chance(rules, patterns, chance):
+    game = repeated.HiddenPatternGame(rules, patterns)
+    agent = ReferenceAgent("random")
+    correct = [r["correct"] for t in range(300) for r in play_trial(game, agent, t, seed=5, temperature=0.7).outcome["rounds"]]
+    rate = stats.wilson(sum(correct), len(correct))
+    assert rate.low <= chance <= rate.high
+
+
+def test_rock_paper_scissors_points_and_best_responses():
+    points = repeated.rps_win_draw_loss_points
+    assert (points("Paper", "", "Rock"), points("Rock", "", "Rock"), points("Scissors", "", "Rock")) == (2, 1, 0)
+    assert repeated.RPS_WIN_DRAW_LOSS.best_response("Rock") == "Paper"
+    assert repeated.bos_points("B", "", "B") == 3 and repeated.bos_points("A", "", "A") == 2 and repeated.bos_points("A", "", "B") == 0
+
+
+def test_ring_game_action_names_swap_in_odd_trials_with_their_payoffs():
+    game = ring.RingGame(player=1, belief="implicit", version="d")
+    even, odd = game.messages(0)[-1]["content"], game.messages(1)[-1]["content"]
+    assert "plays X and player 2 plays A: player 1 gets 15 points, player 2 gets 10" in even
+    assert "plays Y and player 2 plays B: player 1 gets 15 points, player 2 gets 10" in odd
+    assert game.outcome(0, "X")["rational"] and game.outcome(1, "Y")["rational"] and not game.outcome(1, "X")["rational"]
+
+
+def test_ring_game_beliefs_and_conditional_reasoning_change_only_what_they_should():
+    implicit, given = ring.RingGame(2, "implicit"), ring.RingGame(2, "given")
+    assert "will play" not in implicit.messages(0)[-1]["content"]
+    assert "player 1 will play X" in given.messages(0)[-1]["content"]
+    assert "player 1 will play Y" in given.messages(1)[-1]["content"]
+    cr = ring.RingGame(1, "explicit", "b", conditional_reasoning=True)
+    assert list(cr.schema["properties"]) == ["reasoning", "action"]
+    assert cr.read({"reasoning": "A dominates B for player 2", "action": "X"}) == "X"
+
+
+@pytest.mark.parametrize(("preference", "option"), [("egoistic", (500, 100)), ("altruistic", (100, 500)), ("utilitarian", (400, 300)), ("egalitarian", (325, 325))])
+def test_each_preference_picks_its_own_lossy_option(preference, option):
+    picked = dictator.preferred_option(preference, dictator.LOSSY_OPTIONS)
+    assert dictator.LOSSY_OPTIONS[picked] == option
+
+
+def test_the_lossy_options_are_reordered_across_trials_and_read_back_by_letter():
+    game = dictator.AlignmentGame("egalitarian")
+    assert len({tuple(game.order(t)) for t in range(30)}) > 10
+    for trial in range(8):
+        letter = dictator.LETTERS[game.order(trial).index("egalitarian")]
+        assert game.outcome(trial, letter) == {"chosen": "egalitarian", "aligned": True}
+        assert f"Option {letter}: you get $325" in game.messages(trial)[-1]["content"]
+
+
+def test_anonymised_prisoners_dilemma_never_names_cooperation():
+    text = json.dumps(prisoners.PrisonersDilemma("High", "Human", "anonymised").messages(0))
+    assert "Foo" in text and "Cooperat" not in text and "Defect" not in text
+    assert prisoners.PrisonersDilemma("Mild", "Neutral", "named").messages(0)[0]["role"] == "user"  # no system prompt
+
+
+def play_two_agents(messages: int, trial: int):
+    game = bos_agents.AgentCoordinationGame(messages)
+    decisions = []
+    generator = game.play(trial)
+    decision = next(generator)
+    import random
+
+    from pytest_gaamas.play import Answer
+
+    try:
+        while True:
+            decisions.append(decision)
+            reply = game.reference_reply("random", decision.situation, random.Random(len(decisions)))
+            decision = generator.send(Answer(True, decision.parse(reply).value, text=reply))
+    except StopIteration as stop:
+        return decisions, stop.value
+
+
+def test_each_agent_sees_only_its_own_player_in_the_two_agent_game():
+    decisions, outcome = play_two_agents(3, trial=1)
+    for player in bos_agents.PLAYERS:
+        mine = [d for d in decisions if d.situation["player"] == player]
+        own_view = bos_agents.system_prompt(player, bos_agents.ROUNDS)
+        other_view = bos_agents.system_prompt(bos_agents.other(player), bos_agents.ROUNDS)
+        for decision in mine:
+            text = json.dumps(decision.messages)
+            assert decision.messages[0]["content"] == own_view
+            assert other_view not in text and "prediction was" not in text.split(own_view)[0]
+        for earlier, later in zip(mine, mine[1:]):  # one conversation per player
+            assert later.messages[: len(earlier.messages)] == earlier.messages
+    # The other's predictions are private: nowhere in a player's prompts is the other told right or wrong.
+    for player in bos_agents.PLAYERS:
+        other_predictions = [r["prediction"] for r in outcome["players"][bos_agents.other(player)]]
+        assert other_predictions  # they exist, and were never quoted to this player
+        last = [d for d in decisions if d.situation["player"] == player][-1]
+        assert "prediction" not in " ".join(m["content"] for m in last.messages if m["role"] == "user").replace("your prediction", "").replace('"prediction"', "")
+
+
+def test_moves_are_simultaneous_and_messages_reach_the_other_side():
+    decisions, outcome = play_two_agents(2, trial=0)
+    assert outcome["initiator"] == "Y" and [m["from"] for m in outcome["messages"]] == ["Y", "Z"]
+    first_round = [d for d in decisions if d.situation.get("phase") == "round" and d.situation["round"] == 0]
+    second = first_round[1]
+    assert "Z's moves so far: none" in second.messages[-1]["content"] or "Y's moves so far: none" in second.messages[-1]["content"]
+    y_message = outcome["messages"][0]["text"]
+    z_first = next(d for d in decisions if d.situation["player"] == "Z")
+    assert y_message in z_first.messages[-1]["content"]
+    assert play_two_agents(0, trial=1)[1]["initiator"] == "Z"
+
+
+def test_the_shipped_human_data_read_as_documented():
+    gifts = moblab_dictator_gifts()
+    assert len(gifts) == 13_232 and all(0 <= g <= 100 for g in gifts)
+    assert statistics.mean(gifts) == pytest.approx(25.86, abs=0.01)
+    people = moblab_ultimatum_strategies()
+    assert len(people) == 5_993 and all(0 <= p.offer <= 100 and 0 <= p.smallest_accepted <= 100 for p in people)
