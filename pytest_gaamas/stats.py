@@ -39,7 +39,7 @@ def wilson(successes: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
         return Estimate(math.nan, math.nan, math.nan, 0)
     if not 0 <= successes <= n:
         raise ValueError(f"successes must lie in [0, {n}], got {successes}")
-    z = _scipy_stats.norm.ppf(0.5 + confidence / 2)
+    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
     rate = successes / n
     centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))

@@ -1,0 +1,21 @@
+"""The README's complete example behaviour is run as written."""
+
+import re
+
+from conftest import ROOT
+
+MARKER = "<!-- example-behaviour -->"
+
+
+def example_behaviour() -> str:
+    readme = (ROOT / "README.md").read_text()
+    after = readme.split(MARKER, 1)[1]
+    return re.search(r"```python\n(.*?)```", after, re.DOTALL).group(1)
+
+
+def test_the_readme_example_behaviour_discriminates_rational_from_random(pytester):
+    pytester.makepyfile(test_more_or_less=example_behaviour())
+    result = pytester.runpytest("--gaamas-model=reference:rational", "--gaamas-model=reference:random", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*More or less: rate of taking $6*", "| reference:rational | actions * | 1.00 [[]0.84, 1.00[]] *"])
+    result.stdout.fnmatch_lines(["E *AssertionError: took $6 at a rate of 0.55 [[]0.34, 0.74[]]"])
