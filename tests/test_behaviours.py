@@ -77,7 +77,7 @@ def test_the_human_agent_replays_people_where_there_are_data(workspace):
 #: Behaviours whose SmolLM2 cassettes are not all recorded yet. Recording runs at about a second a
 #: request on 2 cores; every cassette added here must be removed from this set (the test below fails
 #: until it is), and every behaviour listed must really lack a cassette.
-PENDING_RECORDING = {"belief_refinement", "agent_coordination"}
+PENDING_RECORDING = {"agent_coordination"}
 
 
 @pytest.fixture(scope="module")
