@@ -17,7 +17,6 @@ neither theory nor people give away more than half); override with
 --gaamas-threshold=dictator_preferences.min_mean_kept=VALUE.
 """
 
-import statistics
 from functools import lru_cache
 
 import pytest
@@ -25,7 +24,7 @@ import pytest
 from pytest_gaamas import stats
 from pytest_gaamas.data import moblab_dictator_gifts
 from pytest_gaamas.games.dictator import DictatorGame
-from pytest_gaamas.report import cell, distribution
+from pytest_gaamas.report import cell, dollars_summary
 
 PAPER_TRIALS = 30
 TEMPERATURES = (0.0, 0.35, 0.7, 1.05, 1.4)
@@ -54,7 +53,7 @@ def test_dictator_preferences(gaamas, role, temperature):
         passed=passed,
         criterion=f"lower 95% bound of the mean share kept >= {threshold:g}",
         columns=COLUMNS,
-        cells=summary_cells(kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept)), "verdict": "pass" if passed else "fail"},
+        cells=summary_cells(kept, mean_kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept)), "verdict": "pass" if passed else "fail"},
         details={"kept": kept},
         row={"role": role, "temperature": f"{temperature:g}"},
         row_rank=TEMPERATURES.index(temperature) + (0 if role == "assistant" else 10),
@@ -63,12 +62,8 @@ def test_dictator_preferences(gaamas, role, temperature):
     assert passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}"
 
 
-def summary_cells(kept):
-    return {
-        "median": f"{statistics.median(kept):g}" if kept else "-",
-        "mean [95% CI]": cell(stats.mean(kept), 1),
-        "distribution": distribution(kept),
-    }
+def summary_cells(kept, mean_kept):
+    return dict(zip(COLUMNS[:3], dollars_summary(kept, mean_kept)))
 
 
 @lru_cache(maxsize=1)
@@ -76,7 +71,7 @@ def humans_row() -> dict:
     kept = [100 - gift for gift in moblab_dictator_gifts()]
     return {
         "label": f"humans, MobLab (n = {len(kept)})",
-        "cells": summary_cells(kept) | {"n": str(len(kept))},
+        "cells": summary_cells(kept, stats.mean(kept)) | {"n": str(len(kept))},
         "source": "MobLab first-round one-shot dictator games of $100 (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }

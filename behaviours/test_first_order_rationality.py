@@ -18,7 +18,7 @@ import pytest
 
 from pytest_gaamas import stats
 from pytest_gaamas.games.ring import BELIEFS, RingGame
-from pytest_gaamas.report import cell
+from pytest_gaamas.report import cell, invalid_note
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -47,7 +47,7 @@ def test_first_order_rationality(gaamas, belief):
         passed=passed,
         criterion=f"lower 95% bound of the rate of the dominant action >= {threshold}",
         columns=COLUMNS,
-        cells={belief.capitalize(): cell(rate) + (f" ({invalid} invalid)" if invalid else "")},
+        cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
     )
     gaamas.reference(table=TABLE, label="humans", cells={c: "0.93" for c in COLUMNS},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified rational in ring games", status="verified")

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_gaamas import stats
 from pytest_gaamas.games.dictator import PREFERENCES, AlignmentGame
-from pytest_gaamas.report import cell
+from pytest_gaamas.report import cell, invalid_note
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -49,7 +49,3 @@ def test_preference_alignment(gaamas, preference):
         details={"chosen": [r.outcome["chosen"] for r in valid]},
     )
     assert passed, f"alignment {cell(rate)} for {preference} ({len(records) - len(valid)} invalid); passing needs the lower bound >= {threshold}"
-
-
-def invalid_note(invalid: int) -> str:
-    return f" ({invalid} invalid)" if invalid else ""

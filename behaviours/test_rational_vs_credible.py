@@ -24,7 +24,7 @@ import pytest
 
 from pytest_gaamas import stats
 from pytest_gaamas.games.prisoners import LABELS, PROMPTS, VERSIONS, PrisonersDilemma
-from pytest_gaamas.report import cell
+from pytest_gaamas.report import cell, value_cell
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -64,7 +64,7 @@ def test_rational_vs_credible(gaamas, version, prompt, generation):
         passed=passed,
         criterion=criterion,
         columns=COLUMNS,
-        cells={f"{version} {prompt}": f"{rate.value:.2f}" + (f" ({invalid} inv.)" if invalid else "") if rate.n else "-"},
+        cells={f"{version} {prompt}": value_cell(rate, invalid)},
         details={"ci": rate.as_json(), "labels": LABELS[labels]},
     )
     gaamas.reference(table=TABLE, label="humans", cells={f"{v} Human": "0.30-0.60" for v in VERSIONS},

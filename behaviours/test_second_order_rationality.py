@@ -20,7 +20,7 @@ import pytest
 
 from pytest_gaamas import stats
 from pytest_gaamas.games.ring import BELIEFS, VERSIONS, RingGame
-from pytest_gaamas.report import cell
+from pytest_gaamas.report import cell, value_cell
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -52,7 +52,7 @@ def test_second_order_rationality(gaamas, version, belief, generation):
         passed=passed,
         criterion=f"lower 95% bound of the rate of X >= {threshold}",
         columns=COLUMNS,
-        cells={f"{version} {belief}": f"{rate.value:.2f}" + (f" ({invalid} inv.)" if invalid else "") if rate.n else "-"},
+        cells={f"{version} {belief}": value_cell(rate, invalid)},
         details={"ci": rate.as_json()},
     )
     gaamas.reference(table=TABLE, label="humans", cells={c: "0.71" for c in COLUMNS},

@@ -16,7 +16,6 @@ Verdict: the proposer passes when the lower 95% bound of the mean share kept rea
 `min_acceptance` (0.5). Override with --gaamas-threshold=ultimatum.NAME=VALUE.
 """
 
-import statistics
 from functools import lru_cache
 
 import pytest
@@ -24,7 +23,7 @@ import pytest
 from pytest_gaamas import stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame
-from pytest_gaamas.report import cell, distribution
+from pytest_gaamas.report import cell, dollars_summary, invalid_note
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -46,7 +45,7 @@ def test_ultimatum(gaamas, role):
         kept = [o["my_share"] for o in valid]
         estimate, threshold = stats.mean(kept), gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
         criterion = f"proposer: lower 95% bound of the mean share kept >= {threshold:g}"
-        cells = proposer_cells(kept)
+        cells = proposer_cells(kept, estimate)
         cells[COLUMNS[1]] += invalid_note(invalid)
     else:
         estimate = stats.wilson(sum(o["accepted"] for o in valid), len(valid))
@@ -72,21 +71,18 @@ def test_ultimatum(gaamas, role):
     assert passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}"
 
 
-def proposer_cells(kept):
-    return {COLUMNS[0]: f"{statistics.median(kept):g}" if kept else "-", COLUMNS[1]: cell(stats.mean(kept), 1), COLUMNS[2]: distribution(kept)}
-
-
-def invalid_note(invalid: int) -> str:
-    return f" ({invalid} invalid)" if invalid else ""
+def proposer_cells(kept, mean_kept):
+    return dict(zip(COLUMNS[:3], dollars_summary(kept, mean_kept)))
 
 
 @lru_cache(maxsize=1)
 def humans_row() -> dict:
     people = moblab_ultimatum_strategies()
     accepts = sum(p.smallest_accepted <= OFFER_TO_RESPONDER for p in people)
+    kept = [100 - p.offer for p in people]
     return {
         "label": f"humans, MobLab (n = {len(people)})",
-        "cells": proposer_cells([100 - p.offer for p in people]) | {COLUMNS[3]: cell(stats.wilson(accepts, len(people)))},
+        "cells": proposer_cells(kept, stats.mean(kept)) | {COLUMNS[3]: cell(stats.wilson(accepts, len(people)))},
         "source": "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }

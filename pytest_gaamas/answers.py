@@ -38,10 +38,14 @@ def json_object(reply: str) -> dict[str, Any]:
     return value
 
 
-def number(obj: dict[str, Any], key: str) -> float:
+def field(obj: dict[str, Any], key: str) -> Any:
     if key not in obj:
         raise InvalidAnswer(f"missing field: {key!r}")
-    value = obj[key]
+    return obj[key]
+
+
+def number(obj: dict[str, Any], key: str) -> float:
+    value = field(obj, key)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidAnswer(f"not a number: field {key!r} is {value!r}")
     if not math.isfinite(value):
@@ -51,9 +55,7 @@ def number(obj: dict[str, Any], key: str) -> float:
 
 def choice(obj: dict[str, Any], key: str, options: tuple[str, ...]) -> str:
     """One of ``options``, matched without regard to case or surrounding spaces; returned as listed."""
-    if key not in obj:
-        raise InvalidAnswer(f"missing field: {key!r}")
-    value = obj[key]
+    value = field(obj, key)
     if isinstance(value, str):
         for option in options:
             if value.strip().casefold() == option.casefold():
@@ -69,9 +71,7 @@ def bounded(obj: dict[str, Any], key: str, low: float, high: float) -> float:
 
 
 def text(obj: dict[str, Any], key: str) -> str:
-    if key not in obj:
-        raise InvalidAnswer(f"missing field: {key!r}")
-    value = obj[key]
+    value = field(obj, key)
     if not isinstance(value, str):
         raise InvalidAnswer(f"not text: field {key!r} is {value!r}")
     return value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,6 +22,18 @@ def cell(estimate: Estimate, digits: int = 2) -> str:
     if estimate.n == 0 or math.isnan(estimate.value):
         return NO_VALUE
     return f"{estimate.value:.{digits}f} [{estimate.low:.{digits}f}, {estimate.high:.{digits}f}]"
+
+
+def invalid_note(invalid: int, word: str = "invalid") -> str:
+    """`` (3 invalid)`` after a cell whose answers were not all usable; nothing when all were."""
+    return f" ({invalid} {word})" if invalid else ""
+
+
+def value_cell(estimate: Estimate, invalid: int, digits: int = 2) -> str:
+    """The value alone, for tables too wide for intervals (the interval stays in the JSON)."""
+    if estimate.n == 0 or math.isnan(estimate.value):
+        return NO_VALUE
+    return f"{estimate.value:.{digits}f}" + invalid_note(invalid, "inv.")
 
 
 @dataclass(frozen=True)
@@ -140,6 +153,12 @@ def build_tables(
             )
         )
     return tables
+
+
+def dollars_summary(values: Sequence[float], mean: Estimate) -> tuple[str, str, str]:
+    """The cells of the seed's violin plots of dollars kept: median, mean [95% CI], distribution."""
+    median = f"{statistics.median(values):g}" if values else NO_VALUE
+    return median, cell(mean, 1), distribution(values)
 
 
 SPARKS = " ▁▂▃▄▅▆▇█"

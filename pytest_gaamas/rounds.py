@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import stats
 from .play import TrialRecord
-from .report import cell
+from .report import cell, invalid_note
 from .stats import Estimate
 
 @dataclass(frozen=True)
@@ -50,10 +50,6 @@ def late_means(trials: Sequence[Sequence[dict]], field: str, first_round: int) -
     return means
 
 
-def series_cell(estimate: Estimate, invalid: int) -> str:
-    return cell(estimate) + (f" ({invalid} invalid)" if invalid else "")
-
-
 def report_series(gaamas, *, title: str, column: str, columns: tuple[str, ...], scores: Sequence[RoundScore]) -> None:
     """Fill ``column`` of the per-round tables, one table per measure: one row per round, one column
     per variant (an opponent, a number of messages), as the seed's figures have one line per variant."""
@@ -67,7 +63,7 @@ def report_series(gaamas, *, title: str, column: str, columns: tuple[str, ...], 
                 passed=None,
                 criterion="",
                 columns=columns,
-                cells={column: series_cell(estimate, s.invalid)},
+                cells={column: cell(estimate) + invalid_note(s.invalid)},
                 row={"round": str(s.round)},
                 row_rank=s.round,
             )

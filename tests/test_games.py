@@ -118,22 +118,22 @@ def test_anonymised_prisoners_dilemma_never_names_cooperation():
     assert prisoners.PrisonersDilemma("Mild", "Neutral", "named").messages(0)[0]["role"] == "user"  # no system prompt
 
 
+class Watching(ReferenceAgent):
+    """reference:random, remembering every decision it was asked, with what the game alone knows."""
+
+    def __init__(self):
+        super().__init__("random")
+        self.seen = []
+
+    def reply(self, request):
+        self.seen.append(request.decision)
+        return super().reply(request)
+
+
 def play_two_agents(messages: int, trial: int):
-    game = bos_agents.AgentCoordinationGame(messages)
-    decisions = []
-    generator = game.play(trial)
-    decision = next(generator)
-    import random
-
-    from pytest_gaamas.play import Answer
-
-    try:
-        while True:
-            decisions.append(decision)
-            reply = game.reference_reply("random", decision.situation, random.Random(len(decisions)))
-            decision = generator.send(Answer(True, decision.parse(reply).value, text=reply))
-    except StopIteration as stop:
-        return decisions, stop.value
+    agent = Watching()
+    record = play_trial(bos_agents.AgentCoordinationGame(messages), agent, trial, seed=3, temperature=0.7)
+    return agent.seen, record.outcome
 
 
 def test_each_agent_sees_only_its_own_player_in_the_two_agent_game():

@@ -21,7 +21,7 @@ import numpy as np
 from .. import answers
 from ..data import PortfolioSubject, ckms2014_subjects
 from ..metrics import ccei
-from ..play import Answer, Decision, Trial
+from ..play import Decision, Trial
 
 POINTS = 100
 #: How far the two allocations may sum from 100 points and still count as on the budget line. Every
@@ -50,17 +50,16 @@ ANSWER_SCHEMA: Mapping[str, Any] = {
 }
 
 
-def parse_allocation(reply: str) -> Answer:
-    try:
-        obj = answers.json_object(reply)
-        a, b = answers.number(obj, "asset_a"), answers.number(obj, "asset_b")
-    except answers.InvalidAnswer as error:
-        return Answer.invalid(str(error))
+def read_allocation(obj: dict[str, Any]) -> tuple[float, float]:
+    a, b = answers.number(obj, "asset_a"), answers.number(obj, "asset_b")
     if a < 0 or b < 0:
-        return Answer.invalid(f"negative allocation: ({a:g}, {b:g})")
+        raise answers.InvalidAnswer(f"negative allocation: ({a:g}, {b:g})")
     if abs(a + b - POINTS) > BUDGET_TOLERANCE_POINTS:
-        return Answer.invalid(f"off the budget line: allocations sum to {a + b:g}, not {POINTS} ± {BUDGET_TOLERANCE_POINTS:g}")
-    return Answer(True, (a, b))
+        raise answers.InvalidAnswer(f"off the budget line: allocations sum to {a + b:g}, not {POINTS} ± {BUDGET_TOLERANCE_POINTS:g}")
+    return a, b
+
+
+parse_allocation = answers.reader(read_allocation)
 
 
 def sample_subjects(n: int, seed: int) -> tuple[PortfolioSubject, ...]:
