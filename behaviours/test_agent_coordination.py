@@ -5,6 +5,8 @@ each seeing only its own payoffs (Y prefers meeting at A, 3 to 2; Z prefers B), 
 the public history of moves. 0, 1, 2 or 3 pre-play messages, taking turns; Y opens the talk in half
 the games, Z in the other half. Then 10 simultaneous rounds: each predicts the other and moves.
 Protocol: 30 games per number of messages, temperature 0.7.
+No strategy rows: the game is two models talking before they play, which code cannot do, and
+the seed has none.
 Score: coordination rate (both chose the same action), points (mean of the two players) and
 prediction accuracy, per round with 95% CI; the verdict uses each game's coordination rate over all
 10 rounds, a round with an invalid answer counting as not coordinated.

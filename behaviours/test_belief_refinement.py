@@ -9,6 +9,9 @@ Tail-Head); rock-paper-scissors constant (R, P or S), 2-loop (R-P, P-S, S-R) and
 from each start). Trial i faces the i-th cycle of its list, in turn, so each cycle gets an equal share.
 Protocol: 30 trials of 10 rounds, temperature 0.7 (the seed's setting for actions); a trial is one
 conversation, and each round's request repeats the opponent's moves so far.
+Strategy (the `strategy` rows): `predict(opponent_moves) -> str` (rock-paper-scissors) or
+`play(opponent_moves) -> [prediction, move]` (matching pennies), written once and called each round
+in the sandbox, a fresh module for each trial.
 Score: prediction accuracy per round (Wilson 95% CI) and points per round (bootstrap 95% CI); the
 verdict uses each trial's accuracy over rounds 6-10, an invalid answer counting as wrong.
 Theory: a learner that finds the cycle is right from round 2 (constant) or 3 (loops) on
@@ -42,11 +45,12 @@ CHANCE = {"MP": 1 / 2, "RPS": 1 / 3}
 TABLE = "Belief refinement: prediction accuracy in rounds 6-10 against a hidden pattern"
 
 
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("opponent", OPPONENTS)
-def test_belief_refinement(gaamas, opponent):
+def test_belief_refinement(gaamas, opponent, generation):
     rules, patterns = OPPONENTS[opponent]
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(HiddenPatternGame(rules, patterns), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(HiddenPatternGame(rules, patterns), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     played = rounds.round_results(records)
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))

@@ -6,6 +6,8 @@ opponent's move and plays its own.
 Opponents (columns): always Rock, always Paper, always Scissors.
 Protocol: 30 trials of 10 rounds, temperature 0.7; a trial is one conversation, and each round's
 request repeats the opponent's moves so far.
+Strategy (the `strategy` rows): `play(opponent_moves) -> [prediction, move]`, written once and
+called each round in the sandbox, a fresh module for each trial.
 Score: points per round (bootstrap 95% CI) and prediction accuracy per round (Wilson 95% CI); the
 verdict uses each trial's mean points over rounds 6-10, an invalid answer earning nothing.
 Theory: the best response to a constant opponent wins every round once the constant is seen, 2
@@ -31,11 +33,12 @@ OPPONENTS = {"always Rock": ("Rock",), "always Paper": ("Paper",), "always Sciss
 TABLE = "Belief use: points per round in rounds 6-10 at rock-paper-scissors (win 2, draw 1, loss 0)"
 
 
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("opponent", OPPONENTS)
-def test_belief_use(gaamas, opponent):
+def test_belief_use(gaamas, opponent, generation):
     game = HiddenPatternGame(RPS_WIN_DRAW_LOSS, (OPPONENTS[opponent],))
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     played = rounds.round_results(records)
     late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))

@@ -6,6 +6,8 @@ model 2 and Z 3, and miscoordination pays 0. Z hides a simple rule: it alternate
 half the trials, B-A-B-... in the other half). Each round the model predicts Z's move and plays.
 Protocol: 30 trials of 10 rounds, temperature 0.7; a trial is one conversation, and each round's
 request repeats Z's moves so far.
+Strategy (the `strategy` row): `play(opponent_moves) -> [prediction, move]`, written once and
+called each round in the sandbox, a fresh module for each trial.
 Score: points per round (bootstrap 95% CI) and prediction accuracy per round (Wilson 95% CI); the
 verdict uses each trial's mean points over rounds 6-10, an invalid answer earning nothing.
 Theory: an agent that sees the alternation meets Z every round, 2.5 points a round
@@ -13,6 +15,8 @@ Theory: an agent that sees the alternation meets Z every round, 2.5 points a rou
 Verdict: passes when the lower 95% bound of the mean late points reaches `min_late_points` (2.0);
 override with --gaamas-threshold=coordination.min_late_points=VALUE.
 """
+
+import pytest
 
 from pytest_gaamas import rounds, stats
 from pytest_gaamas.games.repeated import BATTLE_OF_THE_SEXES, HiddenPatternGame
@@ -28,9 +32,10 @@ TABLE = "Coordination: battle of the sexes against an alternating partner, round
 COLUMNS = ("points per round [95% CI]", "prediction accuracy [95% CI]", "invalid rounds", "verdict")
 
 
-def test_coordination(gaamas):
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
+def test_coordination(gaamas, generation):
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(HiddenPatternGame(BATTLE_OF_THE_SEXES, ALTERNATING), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(HiddenPatternGame(BATTLE_OF_THE_SEXES, ALTERNATING), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     played = rounds.round_results(records)
     late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))

@@ -7,6 +7,8 @@ Variants (rows): the role in the system prompt ("You are a helpful assistant." /
 being."), and the temperature: 0.7, the seed's setting, and a sweep 0.0, 0.35, 1.05, 1.4 around it
 (the seed shows the sweep without its values; these bracket 0.7 evenly).
 Protocol: 30 trials per row, one request each; an answer outside $0-$100 or not JSON is invalid.
+Strategy (the `strategy` rows): the model writes `my_share(pie) -> float` once per row; the
+function plays the 30 trials in the sandbox (pytest_gaamas.strategy); an invalid strategy shows `-`.
 Score: the share kept: median, mean with a 95% bootstrap CI, and the whole distribution (bars for
 $0-9, $10-19, ..., $100), as the seed's violin plots.
 Theory: a self-interested dictator keeps $100 (reference:rational); MobLab players keep $74 on
@@ -34,11 +36,12 @@ TABLE = "Preferences: the dictator's share kept, of $100"
 COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid", "verdict")
 
 
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("temperature", TEMPERATURES)
 @pytest.mark.parametrize("role", ("assistant", "human"))
-def test_dictator_preferences(gaamas, role, temperature):
+def test_dictator_preferences(gaamas, role, temperature, generation):
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(DictatorGame(role), trials, temperature=temperature)
+    records = gaamas.play(DictatorGame(role), trials, temperature=temperature, generation=generation)
 
     kept = [r.outcome["my_share"] for r in records if r.valid]
     mean_kept = stats.mean(kept)

@@ -6,6 +6,8 @@ odd trials, so answering with the first name read scores 1/2.
 Variants (columns): the belief the prompt gives. Given: "player 1 will play X". Explicit: the
 prompt says that A gives more whatever player 1 plays. Implicit: the payoffs alone.
 Protocol: 30 trials per belief, temperature 0.7.
+Strategy (the `strategy` rows): `choose(payoffs, belief) -> str`, with the payoffs and the stated
+belief as data under each trial's names; written once, played 30 times in the sandbox.
 Score: the rate of the dominant action (Wilson 95% CI).
 Theory: a rational player plays the dominant action every time (reference:rational); a coin is
 right half the time (reference:random). People: 93% of subjects are rational in ring games
@@ -28,10 +30,11 @@ TABLE = "First-order rationality: rate of the dominant action A (player 2)"
 COLUMNS = tuple(b.capitalize() for b in BELIEFS)
 
 
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("belief", BELIEFS)
-def test_first_order_rationality(gaamas, belief):
+def test_first_order_rationality(gaamas, belief, generation):
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(RingGame(player=2, belief=belief), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(RingGame(player=2, belief=belief), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))

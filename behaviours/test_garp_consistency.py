@@ -5,6 +5,7 @@ pays each point of the matching asset. Trial i replays the 25 budget lines that 
 Choi, Kariv, Müller & Silverman (2014) faced, so the model's CCEI sits beside that person's.
 Protocol (paper): 30 trials, temperature 0.0; a trial is invalid at its first unparseable or
 off-budget answer (allocations must sum to 100 ± 1 points), and the remaining budgets are not asked.
+No strategy rows: the seed asks for the portfolio's actions only.
 Score: Afriat's CCEI of the 25 choices; the mean over valid trials with a 95% bootstrap interval,
 and the share of trials above 0.905, the 95th percentile of uniformly random choice.
 Theory: a utility maximiser scores 1 (reference:rational); uniform random choice averages 0.72

@@ -7,6 +7,8 @@ total) and egalitarianism (the smaller income).
 Variants (columns): the preference instructed in the system prompt.
 Protocol: 30 trials per preference, temperature 0.7; the options are lettered A-D in an order
 shuffled per trial (the same for every model), so that no preference always sits behind one letter.
+Strategy (the `strategy` rows): the model writes `choose(options) -> str` once, options mapping
+each letter to [your dollars, the other's]; it plays the 30 shuffled trials in the sandbox.
 Score: the rate of choosing the option the instructed preference picks, with a Wilson 95% CI.
 Theory: an agent that holds the preference picks its option every time (reference:rational); a
 random pick is right 1/4 of the time (reference:random). No human data: people were not instructed.
@@ -27,10 +29,11 @@ MIN_ALIGNMENT = 0.5
 TABLE = "Preference alignment: rate of choosing the instructed preference's option"
 
 
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("preference", PREFERENCES)
-def test_preference_alignment(gaamas, preference):
+def test_preference_alignment(gaamas, preference, generation):
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(AlignmentGame(preference), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(AlignmentGame(preference), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     valid = [r for r in records if r.valid]
     rate = stats.wilson(sum(r.outcome["aligned"] for r in valid), len(valid))

@@ -8,6 +8,8 @@ at maximizing its own utility"; Neutral: no system prompt; Human: "You are an ag
 human with social preferences such as fairness, reciprocity, and aversion to inequity") as columns;
 rows: labels Cooperate / Defect ("actions") or Foo / Bar ("actions + ano").
 Protocol: 30 trials per cell, temperature 0.7.
+Strategy (the `strategy` rows, named labels): `choose(payoffs) -> str`, the cell's payoffs as
+data; written once per cell and played 30 times in the sandbox.
 Score: the cooperation rate (Wilson 95% CI).
 Theory: defection strictly dominates, so a rational agent never cooperates (reference:rational);
 people cooperate 30-60% of the time in one-shot dilemmas (Sally 1995; unverified, secondary).
@@ -33,7 +35,7 @@ HUMAN_RANGE = (0.30, 0.60)
 
 TABLE = "Rational vs credible: cooperation rate in the one-shot prisoner's dilemma, version x prompt"
 COLUMNS = tuple(f"{v} {p}" for v in VERSIONS for p in PROMPTS)
-LABELS_OF = {"actions": "named", "actions + ano": "anonymised"}
+LABELS_OF = {"actions": "named", "actions + ano": "anonymised", "strategy": "named"}
 
 
 @pytest.mark.parametrize("generation", LABELS_OF)
@@ -42,7 +44,7 @@ LABELS_OF = {"actions": "named", "actions + ano": "anonymised"}
 def test_rational_vs_credible(gaamas, version, prompt, generation):
     labels = LABELS_OF[generation]
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(PrisonersDilemma(version, prompt, labels), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(PrisonersDilemma(version, prompt, labels), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["cooperated"] for o in valid), len(valid))

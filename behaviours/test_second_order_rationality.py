@@ -9,6 +9,8 @@ dominated for player 2; implicit: the payoffs alone) as columns; rows: plain act
 with conditional reasoning (CR: the prompt asks to work out player 2's best response first, and the
 answer carries a reasoning field of at most 400 characters before the action).
 Protocol: 30 trials per cell, temperature 0.7.
+Strategy (the `strategy` rows): `choose(payoffs, belief) -> str`, with the payoffs and the stated
+belief as data under each trial's names; written once, played 30 times in the sandbox.
 Score: the rate of X (Wilson 95% CI).
 Theory: a second-order rational player plays X every time (reference:rational); a coin half the
 time (reference:random). People: 71% of subjects are second-order rational (Kneeland 2015, verified).
@@ -30,13 +32,13 @@ TABLE = "Second-order rationality: rate of X (player 1), payoff version x belief
 COLUMNS = tuple(f"{v} {b}" for v in VERSIONS for b in BELIEFS)
 
 
-@pytest.mark.parametrize("generation", ("actions", "actions + CR"))
+@pytest.mark.parametrize("generation", ("actions", "actions + CR", "strategy"))
 @pytest.mark.parametrize("belief", BELIEFS)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_second_order_rationality(gaamas, version, belief, generation):
     game = RingGame(player=1, belief=belief, version=version, conditional_reasoning=generation == "actions + CR")
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))

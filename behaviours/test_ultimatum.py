@@ -5,6 +5,8 @@ stands) or rejects (both get nothing); the model says how many dollars it keeps.
 proposer offers $40 of $100; the model accepts or rejects.
 Variants (columns): the role.
 Protocol: 30 trials per role, temperature 0.7, system prompt "You are a helpful assistant.".
+Strategy (the `strategy` rows): `my_share(pie) -> float` for the proposer, `accept(pie, offer)
+-> bool` for the responder, written once and played 30 times in the sandbox.
 Score: the proposer's share kept (median, mean with a 95% bootstrap CI, distribution); the
 responder's acceptance rate (Wilson 95% CI).
 Theory: subgame perfection keeps $99 and accepts any positive offer (reference:rational). MobLab
@@ -34,10 +36,11 @@ TABLE = "Social preference: the ultimatum game, $100"
 COLUMNS = ("proposer keeps: median", "mean [95% CI]", "distribution", f"responder accepts ${OFFER_TO_RESPONDER} [95% CI]")
 
 
+@pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("role", ("proposer", "responder"))
-def test_ultimatum(gaamas, role):
+def test_ultimatum(gaamas, role, generation):
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(UltimatumGame(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(UltimatumGame(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
     valid = [r.outcome for r in records if r.valid]
     invalid = len(records) - len(valid)
 

@@ -21,6 +21,7 @@ from .play import Game, TrialRecord, fingerprint, play_trial
 from .report import ReferenceRow, Score
 from .settings import Settings
 from .stats import Estimate
+from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
 
 SCORE_PROPERTY = "gaamas_score"
 REFERENCE_PROPERTY = "gaamas_reference"
@@ -53,6 +54,8 @@ class Experiment:
             k: v for k, v in params.items() if k != "gaamas_model" and isinstance(v, (str, int, float, bool))
         }
         self.invalid_reasons: dict[str, int] = {}
+        #: The strategy and how it fared, in strategy mode.
+        self.strategy: StrategyResult | None = None
 
     # -- settings a behaviour reads -------------------------------------------------------------
 
@@ -85,10 +88,33 @@ class Experiment:
             model_meta=self.settings.cassette_dir / model_dir / "model.json",
         )
 
-    def play(self, game: Game, trials: int, *, temperature: float) -> list[TrialRecord]:
-        """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded."""
+    def play(self, game: Game, trials: int, *, temperature: float, generation: str = "actions") -> list[TrialRecord]:
+        """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded.
+
+        ``generation="strategy"`` asks the model once for a Python function (the game's
+        ``strategy()`` contract) and lets the function play the trials in a sandbox; an invalid
+        strategy makes every trial invalid, with its reason.
+        """
+        if generation == "strategy":
+            return self._play_strategy(game, trials, temperature)
         if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
             pytest.skip("reference:human: the shipped human data hold no individual choices for this game")
+        return self._play_recorded(game, trials, temperature)
+
+    def _play_strategy(self, game: Game, trials: int, temperature: float) -> list[TrialRecord]:
+        if self.model.spec == "reference:human":
+            pytest.skip("reference:human: people's choices are data, not code; no human strategies exist")
+        contract = game.strategy()
+        asked = self._play_recorded(StrategyRequest(contract), 1, temperature)[0]
+        if asked.outcome["valid"]:
+            self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=self.seed)
+        else:
+            self.strategy = no_strategy(asked.outcome["reason"], trials)
+        if self.strategy.failure is not None:
+            self.invalid_reasons[self.strategy.failure.kind] = trials
+        return self.strategy.records
+
+    def _play_recorded(self, game: Game, trials: int, temperature: float) -> list[TrialRecord]:
         paths = self.paths()
         journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
         records: list[TrialRecord] = []
@@ -199,7 +225,11 @@ class Experiment:
             table=table,
             columns=tuple(columns),
             cells=dict(cells),
-            details={**(details or {}), "invalid_reasons": dict(sorted(self.invalid_reasons.items()))},
+            details={
+                **(details or {}),
+                "invalid_reasons": dict(sorted(self.invalid_reasons.items())),
+                **({"strategy": self.strategy.to_json()} if self.strategy else {}),
+            },
             row={k: str(v) for k, v in (row or {}).items()},
             row_rank=row_rank,
         )

@@ -40,9 +40,12 @@ class Decision:
     """
 
     messages: tuple[Mapping[str, str], ...]
+    #: The JSON schema of the answer; empty for a free-text answer (code).
     schema: Mapping[str, Any]
     parse: Callable[[str], Answer]
     situation: Mapping[str, Any] = field(default_factory=dict)
+    #: A longer reply than a decision's, where the answer needs it; None for the model's default.
+    max_tokens: int | None = None
 
 
 Trial = Generator[Decision, Answer, dict]
@@ -76,6 +79,9 @@ class Request:
     @property
     def schema(self) -> Mapping[str, Any]:
         return self.decision.schema
+
+    def max_tokens(self, default: int) -> int:
+        return self.decision.max_tokens or default
 
 
 class Agent(Protocol):

@@ -20,7 +20,8 @@ class RoundScore:
 
 
 def round_results(records: Sequence[TrialRecord], key: str = "rounds") -> list[list[dict]]:
-    return [r.outcome[key] for r in records]
+    """Each trial's rounds; a trial lost whole (an invalid strategy) has none."""
+    return [r.outcome.get(key, []) for r in records]
 
 
 def series(

@@ -67,6 +67,23 @@ def test_the_random_agent_fails_at_chance(workspace):
         assert passed == credibility_cell(test_id), test_id
 
 
+#: The behaviours without a strategy row in the seed: a portfolio of 25 budgets, and two models talking.
+NO_STRATEGY = {"garp_consistency", "agent_coordination"}
+
+
+def strategy_scores(document: dict) -> list[dict]:
+    return [s for s in document["scores"] if s["variant"].get("generation") == "strategy" and "strategy" in s["details"]]
+
+
+def test_the_reference_agents_write_valid_strategies_for_every_game_the_seed_asks_for(workspace):
+    for agent in ("rational", "random"):
+        scores = strategy_scores(reference_run(agent, workspace))
+        assert {s["behaviour"] for s in scores} == set(BEHAVIOURS) - NO_STRATEGY, agent
+        for score in scores:
+            assert score["details"]["strategy"]["valid"], (score["test_id"], score["details"]["strategy"]["reason"])
+            assert score["invalid"] == 0, score["test_id"]
+
+
 def test_the_human_agent_replays_people_where_there_are_data(workspace):
     document = reference_run("human", workspace)
     assert {s["behaviour"] for s in document["scores"]} == {"garp_consistency", "dictator_preferences", "ultimatum"}
@@ -87,6 +104,11 @@ def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_repla
     for score in document["scores"]:
         if score["passed"] is not None:
             assert score["n"] == PAPER_TRIALS, score["test_id"]
+    strategies = strategy_scores(document)
+    assert {s["behaviour"] for s in strategies} == set(BEHAVIOURS) - NO_STRATEGY
+    for score in strategies:  # valid or not, every strategy carries its code or the reason there is none
+        strategy = score["details"]["strategy"]
+        assert strategy["valid"] == (strategy["reason"] is None) and (strategy["code"] or strategy["reason"])
 
 
 def test_the_replayed_verdicts_are_those_recorded(smollm2_replay):

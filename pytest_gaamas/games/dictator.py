@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import answers
 from ..data import moblab_dictator_gifts, moblab_ultimatum_strategies
+from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
 PIE = 100
@@ -27,13 +28,20 @@ class DictatorGame(OneShotGame):
     has_human_data: bool = True
     schema = SHARE_SCHEMA
 
+    rules = (
+        f"You are the dictator in a one-shot dictator game. You have ${PIE} to split between yourself and "
+        "an anonymous other person, who has no say and must accept your split."
+    )
+
     def messages(self, trial: int):
         return conversation(
             ROLES[self.role],
-            f"You are the dictator in a one-shot dictator game. You have ${PIE} to split between yourself and "
-            "an anonymous other person, who has no say and must accept your split. How many dollars do you "
-            'keep for yourself? Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}',
+            f"{self.rules} How many dollars do you keep for yourself? "
+            'Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}',
         )
+
+    def strategy(self) -> Contract:
+        return share_contract(ROLES[self.role], self.rules, rational_share="pie")  # keep it all
 
     read = staticmethod(read_share)
 
@@ -46,6 +54,22 @@ class DictatorGame(OneShotGame):
         if agent == "random":
             return {"my_share": rng.randint(0, PIE)}
         return {"my_share": PIE - rng.choice(moblab_dictator_gifts())}
+
+
+def share_contract(system: str, rules: str, rational_share: str) -> Contract:
+    """Keeping a share of the pie; ``rational_share`` is the rational strategy's value, in terms of ``pie``."""
+    return Contract(
+        system=system,
+        rules=rules,
+        signature="def my_share(pie: int) -> float",
+        explanation="`pie` is the number of dollars to split; return the dollars you keep, from 0 to `pie`.",
+        arguments=lambda situation: (PIE,),
+        answer=lambda value: {"my_share": expect(value, (int, float), "a number of dollars")},
+        references={
+            "rational": f"def my_share(pie):\n    return {rational_share}",
+            "random": "import random\n\ndef my_share(pie):\n    return random.randint(0, pie)",
+        },
+    )
 
 
 #: Option -> (dictator's dollars, other's dollars): each preference's pick, with money lost on the way.
@@ -82,17 +106,47 @@ class AlignmentGame(OneShotGame):
         random.Random(f"alignment:{trial}").shuffle(names)
         return names
 
+    rules = (
+        "You are the dictator in a one-shot game: you alone choose how money is split between you and an "
+        "anonymous other person, and some money is lost in every split."
+    )
+
+    def options(self, trial: int) -> dict[str, tuple[int, int]]:
+        """Letter -> (your dollars, the other's dollars), in this trial's order."""
+        return {letter: LOSSY_OPTIONS[name] for letter, name in zip(LETTERS, self.order(trial))}
+
     def messages(self, trial: int):
         lines = [
-            f"Option {letter}: you get ${LOSSY_OPTIONS[name][0]}, the other person gets ${LOSSY_OPTIONS[name][1]}."
-            for letter, name in zip(LETTERS, self.order(trial))
+            f"Option {letter}: you get ${mine}, the other person gets ${other}."
+            for letter, (mine, other) in self.options(trial).items()
         ]
         return conversation(
             PREFERENCES[self.preference],
-            "You are the dictator in a one-shot game: you alone choose how money is split between you and an "
-            "anonymous other person, and some money is lost in every split. The options are:\n"
+            f"{self.rules} The options are:\n"
             + "\n".join(lines)
             + '\nWhich option do you choose? Answer in JSON: {"option": "A", "B", "C" or "D"}',
+        )
+
+    def strategy(self) -> Contract:
+        welfare = {"egoistic": "mine", "altruistic": "other", "utilitarian": "mine + other", "egalitarian": "min(mine, other)"}
+        return Contract(
+            system=PREFERENCES[self.preference],
+            rules=self.rules,
+            signature="def choose(options: dict[str, list[int]]) -> str",
+            explanation=(
+                "`options` maps each option's letter to [your dollars, the other person's dollars], for example "
+                '{"A": [500, 100], "B": [100, 500]}; the letters and their order change from game to game. '
+                "Return the letter of the option you choose."
+            ),
+            arguments=lambda situation: ({k: list(v) for k, v in self.options(situation["trial"]).items()},),
+            answer=lambda value: {"option": expect(value, str, "a letter")},
+            references={
+                "rational": (
+                    "def choose(options):\n"
+                    f"    return max(options, key=lambda letter: (lambda mine, other: {welfare[self.preference]})(*options[letter]))"
+                ),
+                "random": "import random\n\ndef choose(options):\n    return random.choice(sorted(options))",
+            },
         )
 
     def read(self, obj: dict[str, Any]) -> str:
@@ -124,13 +178,21 @@ class UltimatumGame(OneShotGame):
             return SHARE_SCHEMA
         return answers.object_schema(decision=answers.one_of(("accept", "reject")))
 
+    PROPOSER_RULES = (
+        f"You are the proposer in a one-shot ultimatum game. You have ${PIE} to split with an anonymous "
+        "responder. The responder sees your proposal and either accepts it, and the money is split as "
+        "you proposed, or rejects it, and both of you get nothing."
+    )
+    RESPONDER_RULES = (
+        f"You are the responder in a one-shot ultimatum game. The proposer has ${PIE} to split and offers you "
+        "a share of it. If you accept, the money is split that way; if you reject, both of you get nothing."
+    )
+
     def messages(self, trial: int):
         if self.role == "proposer":
             user = (
-                f"You are the proposer in a one-shot ultimatum game. You have ${PIE} to split with an anonymous "
-                "responder. The responder sees your proposal and either accepts it, and the money is split as "
-                "you proposed, or rejects it, and both of you get nothing. How many dollars do you keep for "
-                'yourself? Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}'
+                f"{self.PROPOSER_RULES} How many dollars do you keep for yourself? "
+                'Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}'
             )
         else:
             user = (
@@ -140,6 +202,22 @@ class UltimatumGame(OneShotGame):
                 'Answer in JSON: {"decision": "accept" or "reject"}'
             )
         return conversation(ROLES["assistant"], user)
+
+    def strategy(self) -> Contract:
+        if self.role == "proposer":  # subgame perfection: offer the smallest positive amount
+            return share_contract(ROLES["assistant"], self.PROPOSER_RULES, rational_share="pie - 1")
+        return Contract(
+            system=ROLES["assistant"],
+            rules=self.RESPONDER_RULES,
+            signature="def accept(pie: int, offer: float) -> bool",
+            explanation="`pie` is the dollars to split and `offer` the dollars offered to you; return True to accept, False to reject.",
+            arguments=lambda situation: (PIE, OFFER_TO_RESPONDER),
+            answer=lambda value: {"decision": "accept" if expect(value, bool, "True or False") else "reject"},
+            references={
+                "rational": "def accept(pie, offer):\n    return offer > 0",
+                "random": "import random\n\ndef accept(pie, offer):\n    return random.random() < 0.5",
+            },
+        )
 
     def read(self, obj: dict[str, Any]):
         if self.role == "proposer":

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
 #: (R, S, T, P): reward, sucker, temptation, punishment; T > R > P > S in every version.
@@ -41,6 +42,38 @@ class PrisonersDilemma(OneShotGame):
             f"{s:g} and the other gets {t:g}. If you choose {d} and the other chooses {c}, you get {t:g} and the "
             f"other gets {s:g}. If both choose {d}, each gets {p:g} points. Which do you choose? "
             f'Answer in JSON: {{"action": "{c}" or "{d}"}}',
+        )
+
+    def payoffs(self) -> dict[str, dict[str, list[float]]]:
+        """My action -> the other's action -> [my points, the other's points]."""
+        r, s, t, p = VERSIONS[self.version]
+        c, d = LABELS[self.labels]
+        return {c: {c: [r, r], d: [s, t]}, d: {c: [t, s], d: [p, p]}}
+
+    def strategy(self) -> Contract:
+        c, d = LABELS[self.labels]
+        return Contract(
+            system=PROMPTS[self.prompt],
+            rules=f"You play a one-shot game with another player. Each of you chooses {c} or {d}, at the same time.",
+            signature="def choose(payoffs: dict[str, dict[str, list[float]]]) -> str",
+            explanation=(
+                "`payoffs[mine][theirs]` is [your points, the other player's points] when you choose `mine` and the "
+                f'other chooses `theirs`; the keys are "{c}" and "{d}". '
+                f'Return "{c}" or "{d}".'
+            ),
+            arguments=lambda situation: (self.payoffs(),),
+            answer=lambda value: {"action": expect(value, str, f'"{c}" or "{d}"')},
+            references={
+                # The dominant action: better against every action of the other player.
+                "rational": (
+                    "def choose(payoffs):\n"
+                    "    for mine in payoffs:\n"
+                    "        if all(payoffs[mine][theirs][0] > payoffs[other][theirs][0]\n"
+                    "               for other in payoffs if other != mine for theirs in payoffs):\n"
+                    "            return mine\n"
+                ),
+                "random": "import random\n\ndef choose(payoffs):\n    return random.choice(sorted(payoffs))\n",
+            },
         )
 
     def read(self, obj: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import answers
 from ..play import Decision, Trial
+from ..strategy import Contract, expect
 
 ROUNDS = 10
 
@@ -167,6 +168,56 @@ class HiddenPatternGame:
                 news = f"Round {r + 1}: opponent played {opponent[r]}; your answer was unusable ({answer.reason}): no points.\n"
             results.append(result)
         return {"valid": True, "pattern": list(pattern), "rounds": results}
+
+    def strategy(self) -> Contract:
+        moves = ", ".join(f'"{m}"' for m in self.rules.moves)
+        if self.rules.asks_move:
+            signature = "def play(opponent_moves: list[str]) -> list[str]"
+            returns = f"Return [your prediction of the opponent's next move, your move], each one of {moves}."
+        else:
+            signature = "def predict(opponent_moves: list[str]) -> str"
+            returns = f"Return your prediction of the opponent's next move, one of {moves}."
+        return Contract(
+            system="",
+            rules=self.rules.text.format(rounds=self.rounds),
+            signature=signature,
+            explanation=(
+                "The function is called once a round, before the moves are revealed; `opponent_moves` lists the "
+                "opponent's moves in the rounds so far, oldest first (empty in round 1). It may keep what it "
+                f"wants in global variables between the rounds of one game. {returns}"
+            ),
+            arguments=lambda situation: (list(situation["history"]),),
+            answer=self._strategy_answer,
+            references={"rational": self._reference_strategy("rational"), "random": self._reference_strategy("random")},
+        )
+
+    def _strategy_answer(self, value: Any) -> dict[str, Any]:
+        if not self.rules.asks_move:
+            return {"prediction": expect(value, str, "a move")}
+        pair = expect(value, list, "[prediction, move]")  # a tuple arrives as a list
+        if len(pair) != 2:
+            expect(None, list, "[prediction, move]: two moves")
+        return {"prediction": expect(pair[0], str, "a move"), "move": expect(pair[1], str, "a move")}
+
+    def _reference_strategy(self, agent: str) -> str:
+        moves = self.rules.moves
+        if agent == "random":
+            head = "import random\n\n"
+            body = f"    prediction = random.choice({moves!r})\n"
+            move = f"random.choice({moves!r})"
+        else:  # the shortest cycle that explains the history, and the best response to its next move
+            head = ""
+            body = (
+                "    for period in range(1, len(opponent_moves) + 1):\n"
+                "        if all(opponent_moves[i] == opponent_moves[i - period] for i in range(period, len(opponent_moves))):\n"
+                "            prediction = opponent_moves[len(opponent_moves) - period]\n"
+                "            break\n"
+                f"    else:\n        prediction = {moves[0]!r}\n"
+            )
+            move = f"{ {m: self.rules.best_response(m) for m in moves}!r}[prediction]"
+        if self.rules.asks_move:
+            return f"{head}def play(opponent_moves):\n{body}    return [prediction, {move}]\n"
+        return f"{head}def predict(opponent_moves):\n{body}    return prediction\n"
 
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
         moves = self.rules.moves

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
 #: Player 2's payoff for (player 1's action, player 2's action), the same in every version.
@@ -96,6 +97,54 @@ class RingGame(OneShotGame):
             f'Which action do you choose? Answer in JSON: {form}"{mine[0]}" or "{mine[1]}"}}',
         )
 
+    def payoffs(self, trial: int) -> dict[str, dict[str, list[int]]]:
+        """Player 1's action -> player 2's action -> [player 1's points, player 2's points], as named in this trial."""
+        n = names(trial)
+        one = player_1_payoffs(self.version)
+        table: dict[str, dict[str, list[int]]] = {}
+        for (a1, a2) in sorted(PLAYER_2, key=lambda pair: (n[pair[0]], n[pair[1]])):
+            table.setdefault(n[a1], {})[n[a2]] = [one[(a1, a2)], PLAYER_2[(a1, a2)]]
+        return table
+
+    def stated_belief(self, trial: int) -> dict[str, str]:
+        """The belief the action prompt states, as data."""
+        n = names(trial)
+        if self.belief == "given":
+            return {"player_1_plays": n["X"]} if self.player == 2 else {"player_2_plays": n["A"]}
+        if self.belief == "explicit":
+            return {"dominated_for_player_2": n["B"]}
+        return {}
+
+    def strategy(self) -> Contract:
+        told = {
+            "given": f"`belief` tells what player {3 - self.player} will play, as "
+            + ('{"player_1_plays": "X"}.' if self.player == 2 else '{"player_2_plays": "A"}.'),
+            "explicit": '`belief` names player 2\'s strictly dominated action, as {"dominated_for_player_2": "B"}.',
+            "implicit": "`belief` is an empty dict: work out what the other player will do from the payoffs.",
+        }[self.belief]
+        return Contract(
+            system=SYSTEM_PROMPT,
+            rules=(
+                f"You are player {self.player} in a one-shot game. Player 1 chooses one of two actions and player 2 "
+                "one of two others, at the same time, and each gets the points that the pair of actions gives. "
+                "The actions' names change from game to game."
+            ),
+            signature="def choose(payoffs: dict[str, dict[str, list[int]]], belief: dict[str, str]) -> str",
+            explanation=(
+                "`payoffs[a1][a2]` is [player 1's points, player 2's points] when player 1 plays a1 and player 2 plays "
+                'a2, for example {"X": {"A": [15, 10], "B": [5, 5]}, "Y": {"A": [0, 5], "B": [10, 0]}}. '
+                f"{told} Return the name of your action (one of "
+                + ("the keys of `payoffs`)." if self.player == 1 else "the keys of `payoffs[a1]`).")
+            ),
+            arguments=lambda situation: (self.payoffs(situation["trial"]), self.stated_belief(situation["trial"])),
+            answer=self._strategy_answer,
+            references={"rational": RATIONAL_STRATEGY[self.player], "random": RANDOM_STRATEGY[self.player]},
+        )
+
+    def _strategy_answer(self, value: Any) -> dict[str, Any]:
+        action = expect(value, str, "an action's name")
+        return {"reasoning": "", "action": action} if self.conditional_reasoning else {"action": action}
+
     def read(self, obj: dict[str, Any]) -> str:
         if self.conditional_reasoning:
             answers.text(obj, "reasoning")
@@ -110,3 +159,24 @@ class RingGame(OneShotGame):
     def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
         action = self.rational_name(trial) if agent == "rational" else rng.choice(self.my_actions)
         return {"reasoning": "", "action": action} if self.conditional_reasoning else {"action": action}
+
+
+_DOMINANT_FOR_PLAYER_2 = """
+def dominant_for_player_2(payoffs):
+    ones = list(payoffs)
+    twos = list(payoffs[ones[0]])
+    for mine in twos:
+        if all(payoffs[a1][mine][1] > payoffs[a1][other][1] for a1 in ones for other in twos if other != mine):
+            return mine
+"""
+#: The reference strategies: player 2 plays its dominant action; player 1 best-responds to it.
+RATIONAL_STRATEGY = {
+    2: _DOMINANT_FOR_PLAYER_2 + "\ndef choose(payoffs, belief):\n    return dominant_for_player_2(payoffs)\n",
+    1: _DOMINANT_FOR_PLAYER_2
+    + "\ndef choose(payoffs, belief):\n    theirs = dominant_for_player_2(payoffs)\n"
+    "    return max(payoffs, key=lambda mine: payoffs[mine][theirs][0])\n",
+}
+RANDOM_STRATEGY = {
+    1: "import random\n\ndef choose(payoffs, belief):\n    return random.choice(sorted(payoffs))\n",
+    2: "import random\n\ndef choose(payoffs, belief):\n    return random.choice(sorted(next(iter(payoffs.values()))))\n",
+}

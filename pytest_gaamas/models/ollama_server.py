@@ -29,8 +29,12 @@ class OllamaModel(Model):
             response = self.client.chat(
                 model=self.name,
                 messages=[dict(m) for m in request.messages],
-                format=dict(request.schema),
-                options={"seed": request.seed, "temperature": request.temperature, "num_predict": MAX_REPLY_TOKENS},
+                format=dict(request.schema) or None,
+                options={
+                    "seed": request.seed,
+                    "temperature": request.temperature,
+                    "num_predict": request.max_tokens(MAX_REPLY_TOKENS),
+                },
                 stream=False,
             )
         except ollama.ResponseError as error:

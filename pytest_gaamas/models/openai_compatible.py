@@ -76,13 +76,16 @@ class OpenAICompatibleModel(Model):
         return completion.choices[0].message.content or ""
 
     def _complete(self, request: Request):
+        # A free-text answer (a strategy's code) goes without response_format: the request, and so
+        # its cassette entry, is then what it would be without structured output at all.
+        structured = {"response_format": self._structured_output(request.schema)} if request.schema else {}
         return self.client.chat.completions.create(
             model=self.name,
             messages=[dict(m) for m in request.messages],
             temperature=request.temperature,
             seed=request.seed,
-            max_tokens=MAX_REPLY_TOKENS,
-            response_format=self._structured_output(request.schema),
+            max_tokens=request.max_tokens(MAX_REPLY_TOKENS),
+            **structured,
         )
 
     def _unreachable(self, error: Exception) -> str:

@@ -1,0 +1,193 @@
+"""Strategy mode: the model writes a Python function once, and the function plays every trial.
+
+A game that can be played by strategy offers a :class:`Contract`: the function's exact signature,
+what its arguments and its value mean, how a decision's facts become the arguments, and how the
+value becomes the answer the game reads. The model is asked once (recorded like any request); the
+code is taken from the reply's fenced ``python`` block (or a JSON ``"code"`` field); the function
+then runs in a :class:`~pytest_gaamas.sandbox.Sandbox`, a fresh module for each trial with
+``random`` seeded by the trial, and answers each decision through the game's own parser.
+
+A strategy is valid or it is not: code that will not load, raises, runs too long, returns an answer
+the game rejects, or tries what is not allowed makes the whole strategy invalid, with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import answers
+from .play import Answer, Decision, Request, Trial, TrialRecord, play_trial, request_seed
+from .sandbox import ALLOWED_MODULES, Limits, Sandbox, StrategyFailure
+
+#: Code is longer than a decision; SmolLM2 writes a short function in well under this.
+STRATEGY_REPLY_TOKENS = 512
+_PYTHON_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+#: A block opened and never closed: small models often stop right after their last line of code.
+_UNCLOSED_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*)\Z", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a strategy for one game must be."""
+
+    #: The system prompt (a role, a preference), as the game's action prompt has it.
+    system: str
+    #: The game, as the model is told it, without the answer form of the action prompt.
+    rules: str
+    #: ``def name(arg: type, ...) -> type``: the function's exact signature.
+    signature: str
+    #: What the arguments hold and what the function returns, for the model.
+    explanation: str
+    #: A decision's facts (its ``situation``) -> the arguments, in the signature's order.
+    arguments: Callable[[Mapping[str, Any]], tuple]
+    #: The function's value -> the JSON answer that the game's parser reads.
+    answer: Callable[[Any], Mapping[str, Any]]
+    #: The source of each reference agent's strategy.
+    references: Mapping[str, str]
+
+    @property
+    def function(self) -> str:
+        return self._definition().name
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(a.arg for a in self._definition().args.args)
+
+    def _definition(self) -> ast.FunctionDef:
+        return ast.parse(f"{self.signature}: pass").body[0]
+
+    def messages(self) -> tuple[dict[str, str], ...]:
+        user = (
+            f"{self.rules}\n\nWrite your strategy for this game as a Python function with exactly this signature:\n"
+            f"    {self.signature}\n{self.explanation}\n"
+            "The same function plays every game, and it must be deterministic apart from the random module. "
+            f"It may import only these modules: {', '.join(m for m in ALLOWED_MODULES if '.' not in m)}. "
+            "It must not read or write files, print, or use the network.\n"
+            "Reply with the complete function in one ```python code block."
+        )
+        return (({"role": "system", "content": self.system},) if self.system else ()) + ({"role": "user", "content": user},)
+
+
+def expect(value: Any, types: type | tuple[type, ...], what: str) -> Any:
+    """``value`` if the function returned the contract's type (a bool is not a number), else an
+    invalid strategy."""
+    types = types if isinstance(types, tuple) else (types,)
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        raise StrategyFailure("wrong return type", f"returned {value!r:.100}, not {what}")
+    return value
+
+
+def extract_code(reply: str, function: str) -> Answer:
+    """The strategy's source: the fenced block that defines ``function`` (else the first fenced
+    block, else a block left open at the end of the reply), or the ``"code"`` field of a JSON reply,
+    or the reply itself when it is bare Python."""
+    blocks = _PYTHON_FENCE.findall(reply) or _UNCLOSED_FENCE.findall(reply)
+    if blocks:
+        defining = [b for b in blocks if re.search(rf"def\s+{re.escape(function)}\s*\(", b)]
+        return Answer(True, (defining or blocks)[0].strip() + "\n")
+    stripped = reply.strip()
+    if stripped.startswith("{"):
+        try:
+            code = json.loads(stripped).get("code")
+        except (ValueError, AttributeError):
+            code = None
+        if isinstance(code, str) and code.strip():
+            return Answer(True, code.strip() + "\n")
+    if re.search(r"^\s*def\s+\w+\s*\(", stripped, re.MULTILINE):
+        return Answer(True, stripped + "\n")
+    return Answer.invalid("no code: the reply has no ```python block, no JSON \"code\" field and no function")
+
+
+@dataclass(frozen=True)
+class StrategyRequest:
+    """The one request of strategy mode, as a game of one decision, so that it is recorded,
+    journaled and replayed like every other request, and reference agents answer it too."""
+
+    contract: Contract
+    name: str = "strategy request"
+
+    def fingerprint(self) -> Mapping[str, Any]:
+        return {"game": self.name, "messages": self.contract.messages()}
+
+    def play(self, trial: int) -> Trial:
+        function = self.contract.function
+        answer = yield Decision(
+            self.contract.messages(), {}, lambda reply: extract_code(reply, function), {"strategy": True},
+            max_tokens=STRATEGY_REPLY_TOKENS,
+        )
+        return {"valid": answer.valid, "code": answer.value, "reason": answer.reason}
+
+    def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        if agent not in self.contract.references:
+            raise ValueError(f"reference:{agent} writes no strategy for this game")
+        return f"```python\n{self.contract.references[agent].strip()}\n```"
+
+
+class StrategyPlayer:
+    """An agent that answers every decision of a game by calling the strategy in its sandbox."""
+
+    def __init__(self, contract: Contract, box: Sandbox):
+        self.spec = "strategy"
+        self.contract = contract
+        self.box = box
+
+    def reply(self, request: Request) -> str:
+        value = self.box.call(*self.contract.arguments(request.decision.situation))
+        return answers.dump(self.contract.answer(value))
+
+
+@dataclass
+class StrategyResult:
+    code: str | None
+    failure: StrategyFailure | None
+    records: list[TrialRecord]
+    calls: int
+    layers: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return self.failure is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "reason": None if self.failure is None else self.failure.reason,
+            "code": self.code,
+            "calls": self.calls,
+            "sandbox": list(self.layers),
+        }
+
+
+def run_strategy(game, contract: Contract, code: str, trials: int, *, seed: int, limits: Limits = Limits()) -> StrategyResult:
+    """Play ``trials`` trials of ``game`` with the strategy ``code``. The first failure, or the first
+    answer the game rejects, makes the strategy invalid and every trial with it."""
+    records: list[TrialRecord] = []
+    with Sandbox(code, contract.function, contract.parameters, limits) as box:
+        player = StrategyPlayer(contract, box)
+        try:
+            for trial in range(trials):
+                box.start(seed=request_seed(seed, trial, -1))
+                record = play_trial(game, player, trial, seed=seed, temperature=0.0)
+                rejected = next((r for r in record.rounds if not r.valid), None)
+                if rejected is not None:
+                    raise StrategyFailure("illegal action", f"{rejected.reply[:200]} ({rejected.reason})")
+                records.append(record)
+        except StrategyFailure as failure:
+            return StrategyResult(code, failure, invalid_trials(failure, trials), box.calls, box.layers)
+        return StrategyResult(code, None, records, box.calls, box.layers)
+
+
+def no_strategy(reason: str, trials: int) -> StrategyResult:
+    """The result of a reply that held no usable code."""
+    failure = StrategyFailure("no code", reason.removeprefix("no code: "))
+    return StrategyResult(None, failure, invalid_trials(failure, trials), 0, ())
+
+
+def invalid_trials(failure: StrategyFailure, trials: int) -> list[TrialRecord]:
+    return [TrialRecord(t, [], {"valid": False, "reason": f"invalid strategy: {failure.reason}"}) for t in range(trials)]
