@@ -8,7 +8,9 @@
 - every behaviour replayed from the shipped cassettes for embedded:smollm2, as one pytest run on two
   workers (target < 60 s on 2 cores);
 - the cassettes' size on disk, per model (target: under 30 MB for the whole suite);
-- the CCEI for T = 25 and T = 1,000 observations (targets < 1 ms and < 1 s).
+- the CCEI for T = 25 and T = 1,000 observations (targets < 1 ms and < 1 s);
+- the strategy sandbox: starting its confined process, one call of an honest strategy once the
+  process is up (target < 5 ms), and a whole 30-trial, 10-round game played by a strategy.
 """
 
 from __future__ import annotations
@@ -30,6 +32,18 @@ from pytest_gaamas.journal import Journal  # noqa: E402
 from pytest_gaamas.metrics import ccei  # noqa: E402
 from pytest_gaamas.models import resolve  # noqa: E402
 from pytest_gaamas.play import play_trial  # noqa: E402
+from pytest_gaamas.games.repeated import RPS_WIN_DRAW_LOSS, HiddenPatternGame  # noqa: E402
+from pytest_gaamas.sandbox import Sandbox  # noqa: E402
+from pytest_gaamas.strategy import run_strategy  # noqa: E402
+
+HONEST_STRATEGY = """
+import collections
+
+def play(opponent_moves):
+    counts = collections.Counter(opponent_moves)
+    guess = counts.most_common(1)[0][0] if counts else "Rock"
+    return [guess, {"Rock": "Paper", "Paper": "Scissors", "Scissors": "Rock"}[guess]]
+"""
 
 
 def best_of(repeats: int, action) -> float:
@@ -92,6 +106,28 @@ def ccei_time(t: int) -> float:
     return best_of(5 if t > 100 else 200, lambda: ccei(prices, choices))
 
 
+def sandbox_start() -> float:
+    def start():
+        with Sandbox(HONEST_STRATEGY, "play", ("opponent_moves",)) as box:
+            box.start(seed=1)
+
+    return best_of(5, start)
+
+
+def sandbox_call() -> tuple[float, tuple[str, ...]]:
+    calls = 2000
+    with Sandbox(HONEST_STRATEGY, "play", ("opponent_moves",)) as box:
+        box.start(seed=1)
+        history = ["Rock", "Paper", "Rock", "Scissors", "Rock", "Rock", "Paper", "Rock", "Rock"]
+        elapsed = best_of(3, lambda: [box.call(history) for _ in range(calls)])
+        return elapsed / calls, box.layers
+
+
+def strategy_game() -> float:
+    game = HiddenPatternGame(RPS_WIN_DRAW_LOSS, (("Rock",), ("Paper",), ("Scissors",)))
+    return best_of(3, lambda: run_strategy(game, game.strategy(), HONEST_STRATEGY, 30, seed=1))
+
+
 def main() -> None:
     rows = [
         ("plugin overhead per trial (reference agent, 25 decisions)", plugin_overhead_per_trial() * 1e3, "ms", "< 1 ms"),
@@ -100,12 +136,19 @@ def main() -> None:
         ("CCEI, T = 25", ccei_time(25) * 1e3, "ms", "< 1 ms"),
         ("CCEI, T = 1,000", ccei_time(1000), "s", "< 1 s"),
     ]
+    per_call, layers = sandbox_call()
+    rows += [
+        ("strategy sandbox: start the confined process", sandbox_start() * 1e3, "ms", ""),
+        ("strategy sandbox: one call, process up", per_call * 1e3, "ms", "< 5 ms"),
+        ("strategy: 30 games of 10 rounds (300 calls, 30 fresh modules)", strategy_game(), "s", ""),
+    ]
     sizes = cassette_megabytes()
     rows += [(f"cassettes of {model}", size, "MB", "") for model, size in sizes.items()]
     rows.append(("cassettes, whole suite", sum(sizes.values()), "MB", "< 30 MB"))
     width = max(len(r[0]) for r in rows)
     for name, value, unit, target in rows:
         print(f"{name:<{width}}  {value:8.3f} {unit:<2}  {('target ' + target) if target else ''}")
+    print(f"sandbox layers up on this machine: {', '.join(layers)}")
 
 
 if __name__ == "__main__":
