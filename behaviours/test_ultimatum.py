@@ -6,7 +6,9 @@ proposer offers $40 of $100; the model accepts or rejects.
 Variants (columns): the role.
 Protocol: 30 trials per role, temperature 0.7, system prompt "You are a helpful assistant.".
 Strategy (the `strategy` rows): `my_share(pie) -> float` for the proposer, `accept(pie, offer)
--> bool` for the responder, written once and played 30 times in the sandbox.
+-> bool` for the responder, written once and played 30 times in the sandbox; a valid responder
+strategy is also asked every offer $0-$100, and its smallest accepted offer is shown beside the
+thresholds MobLab's players set by the same strategy method.
 Score: the proposer's share kept (median, mean with a 95% bootstrap CI, distribution); the
 responder's acceptance rate (Wilson 95% CI).
 Theory: subgame perfection keeps $99 and accepts any positive offer (reference:rational). MobLab
@@ -20,11 +22,13 @@ Verdict: the proposer passes when the lower 95% bound of the mean share kept rea
 
 from functools import lru_cache
 
+import statistics
+
 import pytest
 
 from pytest_gaamas import stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
-from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame
+from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame, smallest_accepted
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
 
 PAPER_TRIALS = 30
@@ -33,7 +37,10 @@ MIN_MEAN_KEPT = 50.0
 MIN_ACCEPTANCE = 0.5
 
 TABLE = "Social preference: the ultimatum game, $100"
-COLUMNS = ("proposer keeps: median", "mean [95% CI]", "distribution", f"responder accepts ${OFFER_TO_RESPONDER} [95% CI]")
+COLUMNS = (
+    "proposer keeps: median", "mean [95% CI]", "distribution", f"responder accepts ${OFFER_TO_RESPONDER} [95% CI]",
+    "smallest offer accepted",
+)
 
 
 @pytest.mark.parametrize("generation", ("actions", "strategy"))
@@ -55,6 +62,9 @@ def test_ultimatum(gaamas, role, generation):
         threshold = gaamas.threshold("min_acceptance", MIN_ACCEPTANCE)
         criterion = f"responder: lower 95% bound of the acceptance rate >= {threshold:g}"
         cells = {COLUMNS[3]: cell(estimate) + invalid_note(invalid)}
+        if gaamas.strategy and gaamas.strategy.valid:  # a strategy answers every offer: its threshold
+            lowest = smallest_accepted(gaamas.strategy.probes)
+            cells[COLUMNS[4]] = "none" if lowest is None else f"${lowest:g}"
     passed = estimate.n > 0 and estimate.low >= threshold
 
     gaamas.score(
@@ -85,7 +95,11 @@ def humans_row() -> dict:
     kept = [100 - p.offer for p in people]
     return {
         "label": f"humans, MobLab (n = {len(people)})",
-        "cells": proposer_cells(kept, stats.mean(kept)) | {COLUMNS[3]: cell(stats.wilson(accepts, len(people)))},
+        "cells": proposer_cells(kept, stats.mean(kept))
+        | {
+            COLUMNS[3]: cell(stats.wilson(accepts, len(people))),
+            COLUMNS[4]: f"median ${statistics.median(p.smallest_accepted for p in people):g}",
+        },
         "source": "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }

@@ -18,7 +18,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import answers
@@ -50,6 +50,9 @@ class Contract:
     answer: Callable[[Any], Mapping[str, Any]]
     #: The source of each reference agent's strategy.
     references: Mapping[str, str]
+    #: Arguments the strategy is also asked once it has played, to read it whole (the responder's
+    #: answer to every offer, its smallest accepted offer being what people's data record).
+    probes: tuple[tuple, ...] = ()
 
     @property
     def function(self) -> str:
@@ -149,6 +152,8 @@ class StrategyResult:
     records: list[TrialRecord]
     calls: int
     layers: tuple[str, ...]
+    #: (arguments, value) for each of the contract's probes, when the strategy is valid.
+    probes: list[tuple[tuple, Any]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -161,6 +166,7 @@ class StrategyResult:
             "code": self.code,
             "calls": self.calls,
             "sandbox": list(self.layers),
+            "probes": [[list(arguments), value] for arguments, value in self.probes],
         }
 
 
@@ -178,9 +184,11 @@ def run_strategy(game, contract: Contract, code: str, trials: int, *, seed: int,
                 if rejected is not None:
                     raise StrategyFailure("illegal action", f"{rejected.reply[:200]} ({rejected.reason})")
                 records.append(record)
+            box.start(seed=request_seed(seed, trials, -1))
+            probes = [(arguments, box.call(*arguments)) for arguments in contract.probes]
         except StrategyFailure as failure:
             return StrategyResult(code, failure, invalid_trials(failure, trials), box.calls, box.layers)
-        return StrategyResult(code, None, records, box.calls, box.layers)
+        return StrategyResult(code, None, records, box.calls, box.layers, probes)
 
 
 def no_strategy(reason: str, trials: int) -> StrategyResult:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_gaamas.games.dictator import AlignmentGame, DictatorGame, UltimatumGame
+from pytest_gaamas.games.dictator import AlignmentGame, DictatorGame, UltimatumGame, smallest_accepted
 from pytest_gaamas.games.prisoners import PrisonersDilemma
 from pytest_gaamas.games.repeated import MATCHING_PENNIES, RPS_PREDICTION, HiddenPatternGame
 from pytest_gaamas.games.ring import RingGame
@@ -79,3 +79,12 @@ def test_a_strategy_that_fails_in_a_late_round_fails_whole():
     result = run_strategy(game, game.strategy(), code, 4, seed=1)
     assert result.failure.kind == "raised" and "round 8" in result.failure.reason
     assert result.calls == 8
+
+
+def test_a_responder_strategy_is_read_whole_for_its_smallest_accepted_offer():
+    game = UltimatumGame("responder")
+    result = run_strategy(game, game.strategy(), "def accept(pie, offer):\n    return offer >= 0.3 * pie\n", 3, seed=1)
+    assert smallest_accepted(result.probes) == 30
+    assert len(result.probes) == 101 and result.to_json()["probes"][30] == [[100, 30], True]
+    never = run_strategy(game, game.strategy(), "def accept(pie, offer):\n    return False\n", 3, seed=1)
+    assert smallest_accepted(never.probes) is None

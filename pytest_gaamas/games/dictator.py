@@ -217,6 +217,7 @@ class UltimatumGame(OneShotGame):
                 "rational": "def accept(pie, offer):\n    return offer > 0",
                 "random": "import random\n\ndef accept(pie, offer):\n    return random.random() < 0.5",
             },
+            probes=tuple((PIE, offer) for offer in range(PIE + 1)),
         )
 
     def read(self, obj: dict[str, Any]):
@@ -242,3 +243,9 @@ class UltimatumGame(OneShotGame):
             return {"decision": rng.choice(("accept", "reject"))}
         person = rng.choice(moblab_ultimatum_strategies())
         return {"decision": "accept" if person.smallest_accepted <= OFFER_TO_RESPONDER else "reject"}
+
+
+def smallest_accepted(probes: list[tuple[tuple, Any]]) -> float | None:
+    """A responder strategy's acceptance threshold, as MobLab's strategy method records people's:
+    the smallest offer accepted (None if it accepts none)."""
+    return min((offer for (_, offer), accepted in probes if accepted is True), default=None)
