@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import answers
 from ..play import Decision, Trial
+from ..sandbox import StrategyFailure
 from ..strategy import Contract, expect
 
 ROUNDS = 10
@@ -196,7 +197,7 @@ class HiddenPatternGame:
             return {"prediction": expect(value, str, "a move")}
         pair = expect(value, list, "[prediction, move]")  # a tuple arrives as a list
         if len(pair) != 2:
-            expect(None, list, "[prediction, move]: two moves")
+            raise StrategyFailure("wrong return type", f"returned {len(pair)} moves, not [prediction, move]")
         return {"prediction": expect(pair[0], str, "a move"), "move": expect(pair[1], str, "a move")}
 
     def _reference_strategy(self, agent: str) -> str:

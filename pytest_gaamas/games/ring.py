@@ -64,15 +64,11 @@ class RingGame(OneShotGame):
         return answers.object_schema(action=action)
 
     def matrix(self, trial: int) -> str:
-        n = names(trial)
-        one = player_1_payoffs(self.version)
-        lines = []
-        for (a1, a2) in sorted(PLAYER_2, key=lambda pair: (n[pair[0]], n[pair[1]])):
-            lines.append(
-                f"If player 1 plays {n[a1]} and player 2 plays {n[a2]}: player 1 gets {one[(a1, a2)]} points, "
-                f"player 2 gets {PLAYER_2[(a1, a2)]} points."
-            )
-        return "\n".join(lines)
+        return "\n".join(
+            f"If player 1 plays {a1} and player 2 plays {a2}: player 1 gets {one} points, player 2 gets {two} points."
+            for a1, row in self.payoffs(trial).items()
+            for a2, (one, two) in row.items()
+        )
 
     def belief_text(self, trial: int) -> str:
         n = names(trial)

@@ -162,7 +162,7 @@ class Sandbox:
         if "violation" in answer:
             self._kill()
             raise self._fail(StrategyFailure("forbidden operation", f"{answer['violation']} {answer.get('detail', '')}".strip()))
-        if not answer.get("ok", False) and "ready" not in answer:
+        if not answer.get("ok", False):
             self._kill()  # a strategy that failed once is not used again
             raise self._fail(StrategyFailure(answer.get("kind", "crashed"), answer.get("detail", "")))
         return answer
@@ -190,8 +190,7 @@ class Sandbox:
         try:
             answer = json.loads(line)
         except ValueError:
-            self._kill()
-            raise self._fail(StrategyFailure("crashed", "the strategy's process wrote something unreadable")) from None
+            answer = None
         if not isinstance(answer, dict):
             self._kill()
             raise self._fail(StrategyFailure("crashed", "the strategy's process wrote something unreadable"))

@@ -110,7 +110,7 @@ def main():
     sys.addaudithook(audit)
     layers.append("audit hook")
     layers.append("import allow-list")
-    send({"ready": True, "layers": layers})
+    send({"ok": True, "layers": layers})
     serve(requests, send, allowed, setup)
 
 
@@ -285,8 +285,6 @@ def serve(requests, send, allowed, setup):
             send({"ok": False, "kind": "syntax error", "detail": f"line {error.lineno}: {error.msg}"})
         except BaseException as error:
             send(failure(OutputLimit() if writer.exceeded else error))
-        finally:
-            sys.stdout = sys.stderr = writer
     os._exit(0)
 
 
