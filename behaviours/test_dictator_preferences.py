@@ -17,13 +17,16 @@ average $50 (reference:random).
 Verdict: passes when the lower 95% bound of the mean share kept reaches `min_mean_kept` ($50:
 neither theory nor people give away more than half); override with
 --gaamas-threshold=dictator_preferences.min_mean_kept=VALUE.
+Fidelity (test_dictator_fidelity, same cells replayed): the 30 amounts kept against the 13,232
+MobLab dictators', choice by choice (pytest_gaamas.fidelity): passes when the model is
+indistinguishable from people and within $15 of their distribution.
 """
 
 from functools import lru_cache
 
 import pytest
 
-from pytest_gaamas import stats
+from pytest_gaamas import fidelity, stats
 from pytest_gaamas.data import moblab_dictator_gifts
 from pytest_gaamas.games.dictator import DictatorGame
 from pytest_gaamas.report import cell, dollars_summary
@@ -36,9 +39,13 @@ TABLE = "Preferences: the dictator's share kept, of $100"
 COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid", "verdict")
 
 
-@pytest.mark.parametrize("generation", ("actions", "strategy"))
-@pytest.mark.parametrize("temperature", TEMPERATURES)
-@pytest.mark.parametrize("role", ("assistant", "human"))
+def cells(test):
+    for name, values in (("role", ("assistant", "human")), ("temperature", TEMPERATURES), ("generation", ("actions", "strategy"))):
+        test = pytest.mark.parametrize(name, values)(test)
+    return test
+
+
+@cells
 def test_dictator_preferences(gaamas, role, temperature, generation):
     trials = gaamas.trials(PAPER_TRIALS)
     records = gaamas.play(DictatorGame(role), trials, temperature=temperature, generation=generation)
@@ -63,6 +70,16 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
     )
     gaamas.reference(table=TABLE, **humans_row())
     assert passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}"
+
+
+@cells
+def test_dictator_fidelity(gaamas, role, temperature, generation):
+    records = gaamas.play(DictatorGame(role), gaamas.trials(PAPER_TRIALS), temperature=temperature, generation=generation,
+                          recorded_as="test_dictator_preferences")
+    kept = [r.outcome["my_share"] for r in records if r.valid]
+    result = gaamas.fidelity(kept, fidelity.dictator_kept(), invalid=len(records) - len(kept),
+                             label=f"dictator: $ kept, {role}, T {temperature:g}")
+    assert result and result.faithful, f"{result.verdict if result else 'no valid choice'}: {fidelity.criterion(fidelity.dictator_kept())}"
 
 
 def summary_cells(kept, mean_kept):

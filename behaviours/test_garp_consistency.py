@@ -13,11 +13,14 @@ Theory: a utility maximiser scores 1 (reference:rational); uniform random choice
 Verdict: passes when the lower 95% bound of the mean CCEI reaches `min_mean_ccei` (0.90, the usual
 cut-off for "nearly rational" in this literature); override with
 --gaamas-threshold=garp_consistency.min_mean_ccei=VALUE.
+Fidelity (test_garp_fidelity, same trials replayed): the model's CCEIs against those of all 1,182
+CKMS subjects, computed here from their choices on the same budgets (pytest_gaamas.fidelity):
+passes when indistinguishable from people and within 0.1 of their distribution.
 """
 
 from functools import lru_cache
 
-from pytest_gaamas import stats
+from pytest_gaamas import fidelity, stats
 from pytest_gaamas.data import ckms2014_subjects
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
 from pytest_gaamas.report import cell
@@ -62,6 +65,15 @@ def test_garp_consistency(gaamas):
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.reference(table=TABLE, **random_choice_row())
     assert passed, f"mean CCEI {cell(mean_ccei, 3)} with {score.invalid} of {len(records)} trials invalid; passing needs the {score.criterion}"
+
+
+def test_garp_fidelity(gaamas):
+    trials = gaamas.trials(PAPER_TRIALS)
+    game = PortfolioGame(sample_subjects(trials, gaamas.seed))
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), recorded_as="test_garp_consistency")
+    cceis = [r.outcome["ccei"] for r in records if r.valid]
+    result = gaamas.fidelity(cceis, fidelity.portfolio_ccei(), invalid=len(records) - len(cceis), label="portfolio: CCEI")
+    assert result and result.faithful, f"{result.verdict if result else 'no valid choice'}: {fidelity.criterion(fidelity.portfolio_ccei())}"
 
 
 @lru_cache(maxsize=1)

@@ -22,14 +22,14 @@ import pytest
 
 from pytest_gaamas import stats
 from pytest_gaamas.games.ring import BELIEFS, VERSIONS, RingGame
-from pytest_gaamas.report import cell, value_cell
+from pytest_gaamas.report import cell, invalid_note
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
 MIN_RATIONAL_RATE = 0.5
 
-TABLE = "Second-order rationality: rate of X (player 1), payoff version x belief"
-COLUMNS = tuple(f"{v} {b}" for v in VERSIONS for b in BELIEFS)
+TABLE = "Second-order rationality: rate of X (player 1) [95% CI], payoff version x belief"
+COLUMNS = tuple(b.capitalize() for b in BELIEFS)
 
 
 @pytest.mark.parametrize("generation", ("actions", "actions + CR", "strategy"))
@@ -54,8 +54,10 @@ def test_second_order_rationality(gaamas, version, belief, generation):
         passed=passed,
         criterion=f"lower 95% bound of the rate of X >= {threshold}",
         columns=COLUMNS,
-        cells={f"{version} {belief}": value_cell(rate, invalid)},
+        cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
         details={"ci": rate.as_json()},
+        row={"version": version},
+        row_rank=list(VERSIONS).index(version),
     )
     gaamas.reference(table=TABLE, label="humans", cells={c: "0.71" for c in COLUMNS},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified second-order rational", status="verified")

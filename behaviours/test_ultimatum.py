@@ -18,6 +18,10 @@ of offers rejected (meta-analysis). Random play keeps $50 and accepts half the t
 Verdict: the proposer passes when the lower 95% bound of the mean share kept reaches
 `min_mean_kept` ($50); the responder when the lower 95% bound of the acceptance rate reaches
 `min_acceptance` (0.5). Override with --gaamas-threshold=ultimatum.NAME=VALUE.
+Fidelity (test_ultimatum_fidelity, same cells replayed): the proposer's amounts kept against
+MobLab's 5,993 proposers', the responder's accept/reject of $40 against whether each of them would
+accept $40 (pytest_gaamas.fidelity): passes when indistinguishable from people and close to them
+($15 of $100 for the amount kept, 0.15 for the share accepting).
 """
 
 from functools import lru_cache
@@ -26,7 +30,7 @@ import statistics
 
 import pytest
 
-from pytest_gaamas import stats
+from pytest_gaamas import fidelity, stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame, smallest_accepted
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
@@ -43,8 +47,13 @@ COLUMNS = (
 )
 
 
-@pytest.mark.parametrize("generation", ("actions", "strategy"))
-@pytest.mark.parametrize("role", ("proposer", "responder"))
+def cells(test):
+    for name, values in (("role", ("proposer", "responder")), ("generation", ("actions", "strategy"))):
+        test = pytest.mark.parametrize(name, values)(test)
+    return test
+
+
+@cells
 def test_ultimatum(gaamas, role, generation):
     trials = gaamas.trials(PAPER_TRIALS)
     records = gaamas.play(UltimatumGame(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
@@ -82,6 +91,19 @@ def test_ultimatum(gaamas, role, generation):
     gaamas.reference(table=TABLE, label="humans, meta-analysis", cells={COLUMNS[1]: "60", COLUMNS[3]: "0.84"},
                      source="Oosterbeek, Sloof & van de Kuilen (2004), Experimental Economics 7: mean offer 40%, 16% of offers rejected", status="verified")
     assert passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}"
+
+
+@cells
+def test_ultimatum_fidelity(gaamas, role, generation):
+    records = gaamas.play(UltimatumGame(role), gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
+                          generation=generation, recorded_as="test_ultimatum")
+    valid = [r.outcome for r in records if r.valid]
+    if role == "proposer":
+        humans, choices = fidelity.ultimatum_kept(), [o["my_share"] for o in valid]
+    else:
+        humans, choices = fidelity.ultimatum_accepts(OFFER_TO_RESPONDER), [float(o["accepted"]) for o in valid]
+    result = gaamas.fidelity(choices, humans, invalid=len(records) - len(valid), label=humans.choice)
+    assert result and result.faithful, f"{result.verdict if result else 'no valid choice'}: {fidelity.criterion(humans)}"
 
 
 def proposer_cells(kept, mean_kept):

@@ -6,19 +6,21 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import __version__, cassettes
+from . import __version__, cassettes, fidelity
 from .errors import GaamasError, MissingCassette, ModelChanged
 from .journal import Journal
 from .models import Model, slug
 from .play import Game, TrialRecord, fingerprint, play_trial
-from .report import ReferenceRow, Score
+from .fidelity import Fidelity, HumanChoices
+from .report import NO_VALUE, ReferenceRow, Score, cell, p_value_text
 from .settings import Settings
 from .stats import Estimate
 from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
@@ -54,6 +56,7 @@ class Experiment:
             k: v for k, v in params.items() if k != "gaamas_model" and isinstance(v, (str, int, float, bool))
         }
         self.invalid_reasons: dict[str, int] = {}
+        self._recorded_as: tuple[str | None, Mapping[str, Any] | None] = (None, None)
         #: The strategy and how it fared, in strategy mode.
         self.strategy: StrategyResult | None = None
 
@@ -77,24 +80,42 @@ class Experiment:
 
     # -- playing ----------------------------------------------------------------------------------
 
-    def paths(self) -> ItemPaths:
-        variant_part = "-".join(slug(str(v)) for v in self.variant.values())
-        stem = self.item.originalname if hasattr(self.item, "originalname") else self.item.name
-        name = f"{stem}-{variant_part}" if variant_part else stem
-        model_dir = self.model.directory
+    def paths(self, recorded_as: str | None = None, variant: Mapping[str, Any] | None = None) -> ItemPaths:
+        """Where this item's exchanges are recorded and its trials journaled. ``recorded_as`` (a test
+        function of this behaviour) and ``variant`` name another item whose cassette to share: the
+        same game, seed and temperature make the same requests, so a criterion that spans several
+        cells replays them instead of asking the model again. The journal stays this item's own."""
+        def name(stem: str, values) -> str:
+            variant_part = "-".join(slug(str(v)) for v in values)
+            return f"{stem}-{variant_part}" if variant_part else stem
+
+        own_stem = self.item.originalname if hasattr(self.item, "originalname") else self.item.name
+        own = name(own_stem, self.variant.values())
+        recorded = name(recorded_as or own_stem, (self.variant if variant is None else variant).values())
+        model_dir = self.model.directory + self._temperature_suffix()
+        journal = own if recorded == own else f"{own}--{recorded}"
         return ItemPaths(
-            cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{name}.yaml",
-            journal=self.settings.journal_dir / model_dir / self.behaviour / f"{name}.jsonl",
-            model_meta=self.settings.cassette_dir / model_dir / "model.json",
+            cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml",
+            journal=self.settings.journal_dir / model_dir / self.behaviour / f"{journal}.jsonl",
+            model_meta=self.settings.cassette_dir / self.model.directory / "model.json",
         )
 
-    def play(self, game: Game, trials: int, *, temperature: float, generation: str = "actions") -> list[TrialRecord]:
+    def _temperature_suffix(self) -> str:
+        """Runs at an overriding --gaamas-temperature keep their cassettes apart from the paper's."""
+        return "" if self.settings.temperature is None else f"@T{self.settings.temperature:g}"
+
+    def play(
+        self, game: Game, trials: int, *, temperature: float, generation: str = "actions",
+        recorded_as: str | None = None, variant: Mapping[str, Any] | None = None,
+    ) -> list[TrialRecord]:  # fmt: skip
         """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded.
 
         ``generation="strategy"`` asks the model once for a Python function (the game's
         ``strategy()`` contract) and lets the function play the trials in a sandbox; an invalid
-        strategy makes every trial invalid, with its reason.
+        strategy makes every trial invalid, with its reason. ``recorded_as`` and ``variant`` share
+        another item's cassette (see ``paths``).
         """
+        self._recorded_as = (recorded_as, variant)
         if generation == "strategy":
             return self._play_strategy(game, trials, temperature)
         if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
@@ -115,7 +136,7 @@ class Experiment:
         return self.strategy.records
 
     def _play_recorded(self, game: Game, trials: int, temperature: float) -> list[TrialRecord]:
-        paths = self.paths()
+        paths = self.paths(*self._recorded_as)
         journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
         records: list[TrialRecord] = []
         started = last_report = time.monotonic()
@@ -152,6 +173,8 @@ class Experiment:
             yield
             return
         mode = self.settings.record
+        if mode == "all" and self._recorded_as[0] is not None:
+            mode = "once"  # re-recording a shared cell is its own item's job; a criterion over cells replays it
         if mode == "none" and not paths.cassette.exists():
             raise MissingCassette(
                 f"replay only, and there is no cassette {paths.cassette} for {self.item.name}: "
@@ -202,13 +225,15 @@ class Experiment:
         row: Mapping[str, str] | None = None,
         row_rank: int = 0,
         n: int | None = None,
+        worse: str = "down",
     ) -> Score:
         """Record a score of this item for the session's tables and JSON, and return it.
 
         An item fills ``cells`` of its row, the row being model x generation, plus ``row`` where the
         behaviour's table has more row labels (an opponent, a round). An item may report several
         scores, in several tables. ``n`` defaults to the valid observations plus the invalid ones;
-        ``passed`` is None for a descriptive row that carries no verdict.
+        ``passed`` is None for a descriptive row that carries no verdict. ``worse`` says which way
+        a change of the score is a regression when runs are compared: "down", "up" or "both".
         """
         score = Score(
             behaviour=self.behaviour,
@@ -232,9 +257,49 @@ class Experiment:
             },
             row={k: str(v) for k, v in (row or {}).items()},
             row_rank=row_rank,
+            kind=estimate.kind,
+            sample=estimate.sample,
+            worse=worse,
         )
         self.item.user_properties.append((SCORE_PROPERTY, json.dumps(score.to_json())))
         return score
+
+    def fidelity(self, values: Sequence[float], humans: HumanChoices, *, invalid: int, label: str) -> Fidelity | None:
+        """Compare the model's valid choices with people's (``pytest_gaamas.fidelity``) and report the
+        comparison as this item's row ``label`` of the fidelity table. None when nothing was valid."""
+        result = fidelity.compare(values, humans)
+        n = len(values) + invalid
+        cells = dict.fromkeys(fidelity.COLUMNS, NO_VALUE) | {"n": str(n), "invalid": str(invalid), "humans": str(len(humans.values))}
+        if result is not None:
+            test, unit = result.test, humans.unit if humans.unit == "$" else ""
+            cells |= {
+                "model mean": f"{result.model_mean:.3g}",
+                "human mean": f"{result.human_mean:.3g}",
+                "difference [95% CI]": cell(result.difference, 3 if humans.tolerance < 1 else 1),
+                "Wasserstein [upper 95%]": f"{unit}{test.distance:.3g} [{unit}{test.upper:.3g}]",
+                "p (same distribution)": p_value_text(test.p_value),
+                "fidelity": result.verdict,
+            }
+        self.score(
+            table=fidelity.TABLE,
+            metric="Wasserstein distance to people",
+            estimate=Estimate(result.test.distance, result.test.distance, result.test.upper, len(values))
+            if result else Estimate(math.nan, math.nan, math.nan, 0),
+            invalid=invalid,
+            passed=result is not None and result.faithful,
+            criterion=fidelity.criterion(humans),
+            columns=fidelity.COLUMNS,
+            cells=cells,
+            details={
+                "choices": list(values),
+                "humans": {"n": len(humans.values), "source": humans.source, "tolerance": humans.tolerance},
+                **({"p_value": result.test.p_value, "test": result.test.statistic, "verdict": result.verdict,
+                    "difference_of_means": result.difference.as_json()} if result else {}),
+            },  # fmt: skip
+            row={"choice": label},
+            worse="up",
+        )
+        return result
 
     def reference(self, *, table: str, label: str, cells: Mapping[str, str], source: str, status: str) -> None:
         """A row of human or benchmark figures to show under the models in ``table``."""

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from . import compare
 from .experiment import REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
 from .models import Model, resolve
 from .provenance import run_provenance
@@ -31,6 +32,9 @@ class GaamasSession:
         self.references: list[ReferenceRow] = []
         self.started = datetime.now(timezone.utc)
         self.is_worker = hasattr(config, "workerinput")
+        self.changes: list[compare.CellChange] = []
+        self.compare_notes: list[str] = []
+        self.saved_run: tuple = ()
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -60,23 +64,70 @@ class GaamasSession:
         for table in build_tables(self.scores, self.references, self.settings.models):
             terminalreporter.write_sep("=", f"gaamas: {table.title}")
             terminalreporter.write_line(table.render())
+        if self.saved_run:
+            name, path = self.saved_run
+            terminalreporter.write_line(f"gaamas: saved this run as {name!r} ({path})")
+        if self.settings.compare:
+            terminalreporter.write_sep("=", f"gaamas: compared with {self.settings.compare}")
+            if self.changes:
+                terminalreporter.write_line(compare.render(self.changes))
+            for note in self.compare_notes:
+                terminalreporter.write_line(f"gaamas: {note}")
 
-    def pytest_sessionfinish(self) -> None:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         try:
-            if not self.is_worker and self.settings.json_path and self.scores:
-                self._write_json()
+            if not self.is_worker and self.scores:
+                document = self._document()
+                if self.settings.compare:
+                    self._compare(session, document)
+                    document["comparison"] = {"with": self.settings.compare, "notes": self.compare_notes,
+                                              "cells": [c.to_json() for c in self.changes]}  # fmt: skip
+                if self.settings.json_path:
+                    self._write(self.settings.json_path, document)
+                if self.settings.save:
+                    path = compare.saved_path(self.settings.save, self.settings.runs_dir)
+                    self._write(path, document)
+                    self.saved_run = (self.settings.save, path)
         finally:
             for model in self.models.values():
                 model.close()
 
-    def _write_json(self) -> None:
-        document = {
+    def _compare(self, session: pytest.Session, document: dict) -> None:
+        settings = self.settings
+        try:
+            path, saved = compare.load_run(settings.compare, settings.runs_dir)
+            self.changes = compare.compare(saved["scores"], self.scores, settings.allowed_drops)
+        except compare.CompareError as error:
+            self.compare_notes.append(f"cannot compare: {error}")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        self.compare_notes += compare.digest_changes(saved.get("run", {}), document["run"])
+        tested = [c for c in self.changes if c.p_value == c.p_value]
+        self.compare_notes.append(
+            f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"
+        )
+        dropped = [c for c in self.changes if c.dropped]
+        if dropped:
+            self.compare_notes += [
+                f"DROP {c.behaviour} {c.cell} ({c.models}): {c.old.score:.3g} -> {c.new.score:.3g}, worse by "
+                f"{c.worse_by:.3g} > allowed {c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}"
+                for c in dropped
+            ]
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif settings.allowed_drops:
+            self.compare_notes.append("no cell dropped significantly by more than allowed")
+
+    def _document(self) -> dict:
+        return {
             "run": run_provenance(self, finished=datetime.now(timezone.utc)),
             "scores": [s.to_json() for s in sorted(self.scores, key=lambda s: s.test_id)],
             "references": [r.to_json() for r in sorted(self.references, key=lambda r: (r.table, r.label))],
             "tables": [t.to_json() for t in build_tables(self.scores, self.references, self.settings.models)],
         }
-        path = self.settings.json_path
+
+    @staticmethod
+    def _write(path, document: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=2) + "\n")
 

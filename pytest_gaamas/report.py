@@ -24,16 +24,16 @@ def cell(estimate: Estimate, digits: int = 2) -> str:
     return f"{estimate.value:.{digits}f} [{estimate.low:.{digits}f}, {estimate.high:.{digits}f}]"
 
 
+def p_value_text(p: float) -> str:
+    """A p-value as a reader wants it: three decimals, and "< 0.001" below that."""
+    if math.isnan(p):
+        return NO_VALUE
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def invalid_note(invalid: int, word: str = "invalid") -> str:
     """`` (3 invalid)`` after a cell whose answers were not all usable; nothing when all were."""
     return f" ({invalid} {word})" if invalid else ""
-
-
-def value_cell(estimate: Estimate, invalid: int, digits: int = 2) -> str:
-    """The value alone, for tables too wide for intervals (the interval stays in the JSON)."""
-    if estimate.n == 0 or math.isnan(estimate.value):
-        return NO_VALUE
-    return f"{estimate.value:.{digits}f}" + invalid_note(invalid, "inv.")
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,11 @@ class Score:
     #: Row labels beyond model and generation (an opponent, a round), and where the row sorts among them.
     row: dict[str, str] = field(default_factory=dict)
     row_rank: int = 0
+    #: "rate" or "mean", and the observations behind the score: what a later run is compared with.
+    kind: str = "mean"
+    sample: tuple[float, ...] = ()
+    #: Which way is worse, for gating: "down" (a drop is a regression), "up", or "both" (any change).
+    worse: str = "down"
 
     @property
     def generation(self) -> str:
@@ -67,11 +72,21 @@ class Score:
         data = asdict(self)
         data["ci"] = list(self.ci)
         data["columns"] = list(self.columns)
+        data["sample"] = list(self.sample)
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Score:
-        return cls(**{**data, "ci": tuple(data["ci"]), "columns": tuple(data["columns"])})
+        return cls(**{
+            **data, "ci": tuple(data["ci"]), "columns": tuple(data["columns"]), "sample": tuple(data.get("sample", ())),
+        })  # fmt: skip
+
+    def estimate(self) -> Estimate:
+        """The score as an estimate again, for comparing it with another run's."""
+        value = math.nan if self.score is None else self.score
+        low, high = (math.nan if x is None else x for x in self.ci)
+        valid = 0 if self.score is None else len(self.sample) or self.n - self.invalid
+        return Estimate(value, low, high, valid, self.kind, self.sample)
 
 
 @dataclass(frozen=True)
@@ -134,10 +149,17 @@ def build_tables(
         row_labels = tuple(items[0].row)
         rows: dict[tuple, dict[str, str]] = {}
         ranks: dict[tuple, int] = {}
+        counted: dict[tuple, list[Score]] = {}
         for score in sorted(items, key=lambda s: s.test_id):
             key = (score.model, score.generation, *(score.row.get(label, "") for label in row_labels))
             rows.setdefault(key, {}).update(score.cells)
+            counted.setdefault(key, []).append(score)
             ranks[key] = score.row_rank
+        if "n" not in columns:  # every table says how many observations and how many were unusable
+            columns = (*columns, "n per cell", "invalid")
+            for key, scores in counted.items():
+                rows[key] |= {"n per cell": "/".join(sorted({str(s.n) for s in scores}, key=int)),
+                              "invalid": str(sum(s.invalid for s in scores))}  # fmt: skip
         keys = sorted(rows, key=lambda k: (_model_rank(k[0], model_order), _generation_rank(k[1]), ranks[k], k[2:]))
         body = [(*key, *(rows[key].get(c, "") for c in columns)) for key in keys]
         reference_rows = [refs[title][label] for label in sorted(refs.get(title, {}))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from .cassettes import RECORD_MODES
+from .compare import RUN_NAME
 from .models import SpecError, canonical_spec
 
 DEFAULT_MODEL = "embedded:smollm2"
@@ -40,6 +42,18 @@ def add_options(parser: pytest.Parser) -> None:
     option("json", "string", "write the run (provenance, scores, tables) as JSON to PATH", metavar="PATH")
     option("cassette-dir", "string", "where cassettes live (default: <rootdir>/cassettes)", metavar="DIR")
     option("journal-dir", "string", "where unfinished trials are journaled (default: <rootdir>/.gaamas/journal)", metavar="DIR")
+    option("save", "string", "save this run (scores, intervals, n, provenance) as NAME under the saved-runs directory", metavar="NAME")
+    option(
+        "compare", "string", metavar="NAME_OR_PATH",
+        help="compare this run with a saved one, cell by cell: old, new, difference, p-value (Fisher for rates, "
+        "Welch for means), Holm-adjusted over all cells compared",
+    )  # fmt: skip
+    option(
+        "compare-fail", "linelist", action="append", default=None, metavar="[BEHAVIOUR=]DROP",
+        help="with --gaamas-compare, fail the session when a cell gets significantly worse by more than DROP "
+        "(in the cell's units), for every behaviour or for one (repeatable)",
+    )  # fmt: skip
+    option("runs-dir", "string", "where saved runs live (default: <rootdir>/gaamas-runs)", metavar="DIR")
     option(
         "threshold", "linelist", action="append", default=None, metavar="NAME=VALUE",
         help="override a behaviour's pass threshold, e.g. garp_consistency.min_mean_ccei=0.85 (repeatable)",
@@ -57,6 +71,11 @@ class Settings:
     cassette_dir: Path
     journal_dir: Path
     thresholds: dict[str, float] = field(default_factory=dict)
+    save: str | None = None
+    compare: str | None = None
+    #: Behaviour (or "" for every behaviour) -> the drop that fails the session.
+    allowed_drops: dict[str, float] = field(default_factory=dict)
+    runs_dir: Path = Path("gaamas-runs")
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -101,6 +120,23 @@ class Settings:
             if not equals or not name.strip():
                 raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}")
 
+        allowed_drops = {}
+        for entry in value("compare_fail") or []:
+            behaviour, _, raw = entry.rpartition("=")
+            try:
+                drop = float(raw)
+            except ValueError:
+                drop = math.nan
+            if math.isnan(drop) or drop < 0:
+                raise pytest.UsageError(f"--gaamas-compare-fail takes DROP or BEHAVIOUR=DROP with DROP >= 0, got {entry!r}")
+            allowed_drops[behaviour.strip()] = drop
+        compare = value("compare")
+        if allowed_drops and not compare:
+            raise pytest.UsageError("--gaamas-compare-fail needs --gaamas-compare=NAME_OR_PATH: the run to compare with")
+        save = value("save")
+        if save is not None and not RUN_NAME.match(save):
+            raise pytest.UsageError(f"--gaamas-save takes a name of letters, digits, '.', '_' and '-', got {save!r}")
+
         root = Path(config.rootpath)
         json_path = value("json")
         return cls(
@@ -113,4 +149,8 @@ class Settings:
             cassette_dir=root / (value("cassette_dir") or "cassettes"),
             journal_dir=root / (value("journal_dir") or ".gaamas/journal"),
             thresholds=thresholds,
+            save=save,
+            compare=compare,
+            allowed_drops=allowed_drops,
+            runs_dir=root / (value("runs_dir") or "gaamas-runs"),
         )

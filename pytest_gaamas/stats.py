@@ -1,12 +1,19 @@
-"""Confidence intervals for the scores: Wilson for rates, a seeded bootstrap for means.
+"""The statistics of the scores: intervals for one sample, and the two-sample questions a run asks,
+of people (is the model's distribution of choices theirs?) and of an earlier run (did a cell drop?).
 
-Every interval is deterministic for given data, so a replayed run prints the same table byte for byte.
+Intervals: Wilson for rates, a bias-corrected bootstrap for means, Newcombe's hybrid score interval
+for a difference of rates, Welch's for a difference of means. Tests: a permutation test of the
+Wasserstein distance between two samples (any two distributions, ties and discreteness included),
+Fisher's exact test and Welch's t-test for a change between runs, the Cochran-Armitage test for a
+trend in a rate, two one-sided tests for the equivalence of two rates, and Holm's correction for
+many cells. Every resampling is seeded, so a replayed run prints the same table byte for byte.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as _scipy_stats
@@ -19,12 +26,17 @@ BOOTSTRAP_SEED = 20_140_601
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its confidence interval and the number of observations behind it."""
+    """A point estimate with its confidence interval and the number of observations behind it.
+
+    ``kind`` and ``sample`` keep what a later comparison needs: a rate's 0/1 outcomes, a mean's values.
+    """
 
     value: float
     low: float
     high: float
     n: int
+    kind: str = "mean"  # "rate" or "mean": which two-sample test compares it with another run
+    sample: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
     def as_json(self) -> dict:
         def finite(x: float) -> float | None:
@@ -36,14 +48,23 @@ class Estimate:
 def wilson(successes: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
     """A rate with its Wilson score interval (good coverage also at 0, 1 and small n)."""
     if n == 0:
-        return Estimate(math.nan, math.nan, math.nan, 0)
+        return Estimate(math.nan, math.nan, math.nan, 0, "rate")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must lie in [0, {n}], got {successes}")
-    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+    low, high = _wilson_bounds(successes, n, confidence)
+    return Estimate(successes / n, low, high, n, "rate", (1.0,) * successes + (0.0,) * (n - successes))
+
+
+def _wilson_bounds(successes: int, n: int, confidence: float) -> tuple[float, float]:
+    z = _z(confidence)
     rate = successes / n
     centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
-    return Estimate(rate, max(0.0, centre - half), min(1.0, centre + half), n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _z(confidence: float) -> float:
+    return float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
 
 
 def mean(values, confidence: float = CONFIDENCE) -> Estimate:
@@ -57,8 +78,9 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     centre = float(data.mean())
+    sample = tuple(float(x) for x in data)
     if n == 1 or np.all(data == data[0]):
-        return Estimate(centre, centre, centre, n)
+        return Estimate(centre, centre, centre, n, "mean", sample)
     result = _scipy_stats.bootstrap(
         (data,),
         np.mean,
@@ -70,4 +92,224 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
     low, high = result.confidence_interval
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa can degenerate on near-constant data
         low, high = np.percentile(data, [50 * (1 - confidence), 50 * (1 + confidence)])
-    return Estimate(centre, float(low), float(high), n)
+    return Estimate(centre, float(low), float(high), n, "mean", sample)
+
+
+# -- differences between two samples ---------------------------------------------------------------
+
+
+def rate_difference(k1: int, n1: int, k2: int, n2: int, confidence: float = CONFIDENCE) -> Estimate:
+    """p1 - p2 with Newcombe's hybrid score interval (his method 10, from the two Wilson intervals):
+    good coverage at 0 and 1 and at small n, where the Wald interval fails."""
+    if n1 == 0 or n2 == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0, "rate")
+    p1, p2 = k1 / n1, k2 / n2
+    (l1, u1), (l2, u2) = _wilson_bounds(k1, n1, confidence), _wilson_bounds(k2, n2, confidence)
+    z, d = _z(confidence), p1 - p2
+    low = d - z * math.sqrt(l1 * (1 - l1) / n1 + u2 * (1 - u2) / n2)
+    high = d + z * math.sqrt(u1 * (1 - u1) / n1 + l2 * (1 - l2) / n2)
+    return Estimate(d, low, high, n1 + n2, "rate")
+
+
+def mean_difference(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE) -> Estimate:
+    """mean(a) - mean(b) with Welch's interval (unequal variances); degenerate when both are constant."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) == 0 or len(y) == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    d = float(x.mean() - y.mean())
+    if len(x) < 2 or len(y) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
+        return Estimate(d, d, d, len(x) + len(y))
+    interval = _scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
+    return Estimate(d, float(interval.low), float(interval.high), len(x) + len(y))
+
+
+def rates_equivalent(k1: int, n1: int, k2: int, n2: int, margin: float, alpha: float = 0.05) -> tuple[bool, Estimate]:
+    """Two one-sided tests at level ``alpha``: the rates are equivalent within +-``margin`` when the
+    1 - 2 alpha interval of their difference lies inside it. Returns the verdict and that interval."""
+    difference = rate_difference(k1, n1, k2, n2, confidence=1 - 2 * alpha)
+    return difference.n > 0 and -margin < difference.low and difference.high < margin, difference
+
+
+# -- distributions ----------------------------------------------------------------------------------
+
+PERMUTATIONS = 9_999
+
+
+def _cdf_gaps(a: np.ndarray, b: np.ndarray):
+    """The pooled support, its gaps, and each value's index in it: what every Wasserstein needs."""
+    support, index = np.unique(np.concatenate([a, b]), return_inverse=True)
+    return support, np.diff(support), index[: len(a)], index[len(a):]
+
+
+def _wasserstein_from_counts(count_a: np.ndarray, count_b: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """W1 = integral of |F_a - F_b|, for counts over the support (last axis; leading axes batch)."""
+    cdf_a = np.cumsum(count_a, axis=-1)[..., :-1] / count_a.sum(axis=-1, keepdims=True)
+    cdf_b = np.cumsum(count_b, axis=-1)[..., :-1] / count_b.sum(axis=-1, keepdims=True)
+    return np.abs(cdf_a - cdf_b) @ gaps
+
+
+def wasserstein(a: Sequence[float], b: Sequence[float]) -> float:
+    """The first Wasserstein (earth mover's) distance between two samples, in their units: how far,
+    on average, one distribution's mass must move to become the other."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) == 0 or len(y) == 0:
+        raise ValueError("the Wasserstein distance needs two non-empty samples")
+    support, gaps, ia, ib = _cdf_gaps(x, y)
+    counts = np.stack([np.bincount(ia, minlength=len(support)), np.bincount(ib, minlength=len(support))])
+    return float(_wasserstein_from_counts(counts[0], counts[1], gaps))
+
+
+@dataclass(frozen=True)
+class DistributionTest:
+    """How far sample a lies from sample b: W1 with a one-sided bootstrap upper bound, and the
+    permutation p-value of H0: both are draws from one distribution, with the statistic it used."""
+
+    distance: float
+    upper: float
+    p_value: float
+    statistic: str
+    n_a: int
+    n_b: int
+
+
+def _chi_square_from_counts(count_a: np.ndarray, count_b: np.ndarray) -> np.ndarray:
+    pooled = count_a + count_b
+    total = pooled.sum(axis=-1, keepdims=True)
+    expected_a = pooled * count_a.sum(axis=-1, keepdims=True) / total
+    expected_b = pooled - expected_a
+    return np.sum((count_a - expected_a) ** 2 / expected_a + (count_b - expected_b) ** 2 / expected_b, axis=-1)
+
+
+#: Each bin of the discrete test expects at least this many of the model's choices under H0.
+MIN_EXPECTED = 5
+
+
+def choice_bins(reference: Sequence[float], n: int) -> np.ndarray:
+    """Upper edges of bins over the reference (people's) values, for a chi-square with ``n`` choices:
+    a value that people choose often enough to expect ``MIN_EXPECTED`` of n choices there (50, 100)
+    is a bin of its own; rarer values are pooled with their neighbours until a bin expects as many.
+    A value is in bin k when it is above edge k-1 and at most edge k; the last bin is open above."""
+    values, counts = np.unique(np.asarray(reference, dtype=float), return_counts=True)
+    least = min(1.0, MIN_EXPECTED / max(n, 1)) * counts.sum()
+    bins: list[list[float]] = []  # [upper edge, mass]
+    open_bin: list[float] | None = None
+    for value, count in zip(values, counts):
+        if count >= least:
+            if open_bin is not None:
+                bins.append(open_bin)
+                open_bin = None
+            bins.append([value, count])
+            continue
+        open_bin = [value, count] if open_bin is None else [value, open_bin[1] + count]
+        if open_bin[1] >= least:
+            bins.append(open_bin)
+            open_bin = None
+    if open_bin is not None:
+        bins.append(open_bin)
+    while len(bins) > 1:  # the smallest bin short of the least mass joins its smaller neighbour
+        short = min(range(len(bins)), key=lambda i: bins[i][1])
+        if bins[short][1] >= least:
+            break
+        if short == 0 or (short < len(bins) - 1 and bins[short + 1][1] < bins[short - 1][1]):
+            bins[short + 1][1] += bins.pop(short)[1]  # the next bin keeps its upper edge
+        else:
+            bins[short - 1] = [bins[short][0], bins[short - 1][1] + bins.pop(short)[1]]
+    return np.array([edge for edge, _ in bins[:-1]])
+
+
+def compare_distributions(
+    a: Sequence[float], b: Sequence[float], *, discrete: bool, resamples: int = PERMUTATIONS,
+    confidence: float = CONFIDENCE,
+) -> DistributionTest:  # fmt: skip
+    """The Wasserstein distance between ``a`` (the model's choices) and ``b`` (people's), its upper
+    ``confidence`` bound (``a`` resampled, ``b`` taken as the population), and a permutation test.
+
+    The test's statistic: for ``discrete`` choices (dollars) the chi-square of the sample x bin
+    table (bins from ``choice_bins``), which sees what people do and a distance does not: a quarter
+    of dictators keep exactly $100 and a fifth exactly $50, a coin-flipping model almost never does.
+    For continuous scores (a CCEI) W1 itself.
+    A permutation of the pooled sample only changes how many of each bin (or distinct value) fall
+    in ``a``: those counts are a multivariate hypergeometric draw, so every resample costs the size
+    of the support, not of the samples, and 13,000 people cost no more than 30.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) == 0 or len(y) == 0:
+        raise ValueError("comparing distributions needs two non-empty samples")
+    support, gaps, ia, ib = _cdf_gaps(x, y)
+    count_a = np.bincount(ia, minlength=len(support))
+    count_b = np.bincount(ib, minlength=len(support))
+    distance = float(_wasserstein_from_counts(count_a, count_b, gaps))
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+
+    if discrete:
+        edges = choice_bins(y, len(x))
+        bin_a = np.bincount(np.searchsorted(edges, x), minlength=len(edges) + 1)
+        bin_b = np.bincount(np.searchsorted(edges, y), minlength=len(edges) + 1)
+        observed = float(_chi_square_from_counts(bin_a, bin_b))
+        pooled = bin_a + bin_b
+        drawn = rng.multivariate_hypergeometric(pooled, len(x), size=resamples)
+        permuted = _chi_square_from_counts(drawn, pooled - drawn)
+    else:
+        observed = distance
+        pooled = count_a + count_b
+        drawn = rng.multivariate_hypergeometric(pooled, len(x), size=resamples)
+        permuted = _wasserstein_from_counts(drawn, pooled - drawn, gaps)
+    # A tolerance, so that a resample whose statistic equals the observed one up to rounding counts
+    # as at least as extreme (ties are common with discrete data).
+    extreme = np.count_nonzero(permuted >= observed - 1e-9 * max(1.0, abs(observed)))
+    p_value = (1 + extreme) / (1 + resamples)
+
+    resampled = rng.multinomial(len(x), count_a / len(x), size=resamples)
+    distances = _wasserstein_from_counts(resampled, np.broadcast_to(count_b, resampled.shape), gaps)
+    upper = max(float(np.quantile(distances, confidence)), distance)
+    name = "permutation chi-square over people's choice bins" if discrete else "permutation test of W1"
+    return DistributionTest(distance, upper, float(p_value), name, len(x), len(y))
+
+
+# -- trends and many tests ---------------------------------------------------------------------------
+
+
+def trend_test(successes: Sequence[int], totals: Sequence[int], scores: Sequence[float]) -> tuple[float, float]:
+    """Cochran-Armitage: does the rate rise with ``scores`` across groups? Returns (Z, one-sided p of
+    a rise). Z equals sqrt(N) times the correlation of the 0/1 outcomes with their group's score."""
+    k, n, x = (np.asarray(v, dtype=float) for v in (successes, totals, scores))
+    total = n.sum()
+    if total == 0:
+        return math.nan, math.nan
+    rate = k.sum() / total
+    t = float(np.sum(x * (k - n * rate)))
+    variance = rate * (1 - rate) * (np.sum(n * x * x) - np.sum(n * x) ** 2 / total)
+    if variance <= 0:
+        return 0.0, 1.0  # no variation in the outcome or in the scores: no evidence of a trend
+    z = t / math.sqrt(variance)
+    return z, float(_scipy_stats.norm.sf(z))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment: the family-wise error rate stays at alpha over all the cells
+    compared, with more power than Bonferroni. NaN p-values (cells not testable) stay NaN."""
+    indexed = [(p, i) for i, p in enumerate(p_values) if not math.isnan(p)]
+    m = len(indexed)
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(indexed)):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+def change_test(old: Estimate, new: Estimate) -> float:
+    """The p-value of H0: the two runs measured the same thing; Fisher's exact test for rates,
+    Welch's t-test for means. NaN where either side has no data."""
+    if old.n == 0 or new.n == 0 or old.kind != new.kind or not old.sample or not new.sample:
+        return math.nan
+    if old.kind == "rate":
+        k_old, k_new = round(sum(old.sample)), round(sum(new.sample))
+        table = [[k_old, old.n - k_old], [k_new, new.n - k_new]]
+        return float(_scipy_stats.fisher_exact(table).pvalue)
+    a, b = np.asarray(old.sample), np.asarray(new.sample)
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return 1.0 if a[0] == b[0] else 0.0
+    if len(a) < 2 or len(b) < 2:
+        return math.nan
+    return float(_scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)

@@ -70,6 +70,8 @@ def fake_chat_server():
 
 @pytest.fixture
 def behaviour_project(pytester):
-    """A pytester project holding the real GARP behaviour file and the shipped cassettes' location."""
+    """A pytester project holding the real GARP behaviour file and the shipped cassettes' location.
+    Its one experiment (the fidelity test, which replays the same trials, is left out)."""
     pytester.makepyfile(test_garp_consistency=(ROOT / "behaviours" / "test_garp_consistency.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -k 'not fidelity'\n")
     return pytester

@@ -38,7 +38,13 @@ def verdicts(document: dict) -> dict[str, bool]:
 
 def credibility_cell(test_id: str) -> bool:
     """The prisoner's dilemma under the Human prompt asks for human-like, not rational, play."""
-    return "rational_vs_credible" in test_id and "-Human-" in test_id
+    return "::test_rational_vs_credible[" in test_id and "-Human-" in test_id
+
+
+def human_likeness(test_id: str) -> bool:
+    """Criteria that ask for people's behaviour: choices distributed as theirs, play that changes with
+    the role and moves with the payoffs as theirs does. Theory's agent plays the same whatever."""
+    return any(name in test_id for name in ("_fidelity[", "::test_role_fidelity[", "::test_payoff_sensitivity["))
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +62,7 @@ def test_the_rational_agent_passes_wherever_theory_defines_the_rational_answer(w
     results = verdicts(reference_run("rational", workspace))
     assert results
     for test_id, passed in results.items():
-        assert passed != credibility_cell(test_id), test_id
+        assert passed != (credibility_cell(test_id) or human_likeness(test_id)), test_id
 
 
 def test_the_random_agent_fails_at_chance(workspace):
@@ -87,8 +93,12 @@ def test_the_reference_agents_write_valid_strategies_for_every_game_the_seed_ask
 def test_the_human_agent_replays_people_where_there_are_data(workspace):
     document = reference_run("human", workspace)
     assert {s["behaviour"] for s in document["scores"]} == {"garp_consistency", "dictator_preferences", "ultimatum"}
-    dictator = [s for s in document["scores"] if s["behaviour"] == "dictator_preferences"]
-    assert all(60 <= s["score"] <= 90 for s in dictator)  # MobLab dictators keep $74 on average
+    dictator = [s for s in document["scores"] if s["behaviour"] == "dictator_preferences" and s["metric"] == "mean share kept"]
+    assert dictator and all(60 <= s["score"] <= 90 for s in dictator)  # MobLab dictators keep $74 on average
+    fidelity = [s for s in document["scores"] if "_fidelity[" in s["test_id"]]
+    assert {s["behaviour"] for s in fidelity} == {"garp_consistency", "dictator_preferences", "ultimatum"}
+    for score in fidelity:  # 30 choices drawn from people's are faithful to people
+        assert score["passed"], (score["test_id"], score["details"].get("p_value"), score["ci"])
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +111,9 @@ def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_repla
     assert code in (0, 1), output[-3000:]  # passed or failed verdicts, never errors
     assert "no cassette" not in output and "MissingCassette" not in output
     assert {s["behaviour"] for s in document["scores"]} == set(BEHAVIOURS)
-    for score in document["scores"]:
+    for score in document["scores"]:  # a cell has 30 trials; a criterion over cells, 30 per cell
         if score["passed"] is not None:
-            assert score["n"] == PAPER_TRIALS, score["test_id"]
+            assert score["n"] > 0 and score["n"] % PAPER_TRIALS == 0, score["test_id"]
     strategies = strategy_scores(document)
     assert {s["behaviour"] for s in strategies} == set(BEHAVIOURS) - NO_STRATEGY
     for score in strategies:  # valid or not, every strategy carries its code or the reason there is none

@@ -33,7 +33,7 @@ def test_one_real_trial_is_played_recorded_and_the_server_stopped(behaviour_proj
     assert interactions, "no exchange with the real server was recorded"
     answer = json.loads(interactions[0]["response"]["body"]["string"])
     assert answer["model"] == "smollm2" and answer["choices"][0]["message"]["content"]
-    (score,) = json.loads((behaviour_project.path / "run.json").read_text())["scores"]
+    (score,) = [s for s in json.loads((behaviour_project.path / "run.json").read_text())["scores"] if s["metric"] == "mean CCEI"]
     assert score["n"] == 1
     meta = json.loads((behaviour_project.path / "recorded" / "embedded-smollm2" / "model.json").read_text())
     assert meta["digest"].startswith("sha256:")

@@ -10,6 +10,7 @@ from pytest_gaamas.data import moblab_dictator_gifts, moblab_ultimatum_strategie
 from pytest_gaamas.games import bos_agents, dictator, prisoners, repeated, ring
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import play_trial
+from conftest import ROOT
 
 
 class Scripted:
@@ -174,3 +175,33 @@ def test_the_shipped_human_data_read_as_documented():
     assert statistics.mean(gifts) == pytest.approx(25.86, abs=0.01)
     people = moblab_ultimatum_strategies()
     assert len(people) == 5_993 and all(0 <= p.offer <= 100 and 0 <= p.smallest_accepted <= 100 for p in people)
+
+
+def test_mengels_prediction_of_peoples_cooperation():
+    from pytest_gaamas.games.prisoners import mengel_cooperation
+
+    # Classic (R, S, T, P) = (3, 0, 5, 1): Risk 1, Temptation 0.4, Efficiency 2/3.
+    assert mengel_cooperation(3, 0, 5, 1) == pytest.approx(0.455 - 0.269 - 0.055 * 0.4 + 0.308 * 2 / 3)
+    assert mengel_cooperation(6, 1, 10, 2) > mengel_cooperation(3, 0, 5, 1)  # less risk, same temptation
+    with pytest.raises(ValueError, match="P, R, T > 0"):
+        mengel_cooperation(3, -1, 5, 0)
+
+
+def test_the_generated_dilemmas_are_dilemmas_and_their_cassettes_are_recorded():
+    """hypothesis draws them from a fixed seed; a release that draws others would leave their prompts
+    without cassettes, and this says so before a replay does."""
+    import importlib.util
+
+    from pytest_gaamas.games.prisoners import PROMPTS, is_dilemma
+
+    spec = importlib.util.spec_from_file_location("pd_behaviour", ROOT / "behaviours" / "test_rational_vs_credible.py")
+    behaviour = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(behaviour)
+    dilemmas = behaviour.generated_dilemmas()
+    assert len(dilemmas) == behaviour.GENERATED_DILEMMAS
+    assert dilemmas == behaviour.generated_dilemmas.__wrapped__()  # the same draw every time
+    for name, (r, s, t, p) in dilemmas.items():
+        assert is_dilemma(r, s, t, p) and p > 0, name
+        for prompt in PROMPTS:
+            cassette = ROOT / "cassettes" / "embedded-smollm2" / "rational_vs_credible" / f"test_payoff_sensitivity-{name.replace(' ', '-')}-{prompt}-actions.yaml"
+            assert cassette.exists(), f"{cassette.name}: hypothesis drew a dilemma no cassette holds; pin hypothesis or re-record"

@@ -19,7 +19,9 @@ def test_the_plugin_is_inert_in_a_suite_that_does_not_use_it(pytester):
 
 def test_help_lists_the_options(pytester):
     result = pytester.runpytest("--help")
-    for option in ("--gaamas-model", "--gaamas-trials", "--gaamas-record", "--gaamas-json", "--gaamas-threshold"):
+    options = ("--gaamas-model", "--gaamas-trials", "--gaamas-record", "--gaamas-json", "--gaamas-threshold",
+               "--gaamas-save", "--gaamas-compare", "--gaamas-compare-fail", "--gaamas-runs-dir")  # fmt: skip
+    for option in options:
         result.stdout.fnmatch_lines([f"*{option}*"])
 
 
@@ -31,6 +33,8 @@ def test_help_lists_the_options(pytester):
         ("--gaamas-model=embedded:gpt5", "*no embedded model 'gpt5'*"),
         ("--gaamas-threshold=min_mean_ccei", "*NAME=NUMBER*"),
         ("--gaamas-trials=0", "*at least 1*"),
+        ("--gaamas-compare-fail=0.1", "*needs --gaamas-compare*"),
+        ("--gaamas-save=../up", "*letters, digits*"),
     ],
 )
 def test_wrong_options_are_one_clear_line(behaviour_project, argument, message):
@@ -53,7 +57,7 @@ def test_reference_agents_land_where_theory_says(behaviour_project):
 
 
 def test_ini_settings_apply_and_the_command_line_wins(behaviour_project):
-    behaviour_project.makeini("[pytest]\ngaamas_model = reference:random\ngaamas_trials = 5\n")
+    behaviour_project.makeini("[pytest]\naddopts = -k 'not fidelity'\ngaamas_model = reference:random\ngaamas_trials = 5\n")
     result = behaviour_project.runpytest("--collect-only", "-q")
     result.stdout.fnmatch_lines(["*test_garp_consistency[[]reference-random[]]*"])
     result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-json=run.json")

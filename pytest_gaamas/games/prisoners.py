@@ -21,19 +21,39 @@ PROMPTS = {
 LABELS = {"named": ("Cooperate", "Defect"), "anonymised": ("Foo", "Bar")}
 
 
+def mengel_cooperation(r: float, s: float, t: float, p: float) -> float:
+    """People's cooperation rate predicted from the payoffs alone: Mengel (2018, Economic Journal),
+    45 one-shot dilemmas, cooperation = 0.455 - 0.269 Risk - 0.055 Temptation + 0.308 Efficiency,
+    with Risk = (P - S) / P, Temptation = (T - R) / T, Efficiency = (R - P) / R (secondary source:
+    the human-data README). Defined for P, R, T > 0."""
+    if min(p, r, t) <= 0:
+        raise ValueError(f"Mengel's indices need P, R, T > 0, got R={r}, S={s}, T={t}, P={p}")
+    return 0.455 - 0.269 * (p - s) / p - 0.055 * (t - r) / t + 0.308 * (r - p) / r
+
+
+def is_dilemma(r: float, s: float, t: float, p: float) -> bool:
+    return t > r > p > s
+
+
 @dataclass(frozen=True)
 class PrisonersDilemma(OneShotGame):
     version: str
     prompt: str
     labels: str  # "named" or "anonymised"
     name: str = "prisoner's dilemma"
+    #: (R, S, T, P) of a version not in VERSIONS (a generated one); None: VERSIONS[version].
+    values: tuple[float, float, float, float] | None = None
+
+    @property
+    def rstp(self) -> tuple[float, float, float, float]:
+        return self.values if self.values is not None else VERSIONS[self.version]
 
     @property
     def schema(self):
         return answers.object_schema(action=answers.one_of(LABELS[self.labels]))
 
     def messages(self, trial: int):
-        r, s, t, p = VERSIONS[self.version]
+        r, s, t, p = self.rstp
         c, d = LABELS[self.labels]
         return conversation(
             PROMPTS[self.prompt],
@@ -46,7 +66,7 @@ class PrisonersDilemma(OneShotGame):
 
     def payoffs(self) -> dict[str, dict[str, list[float]]]:
         """My action -> the other's action -> [my points, the other's points]."""
-        r, s, t, p = VERSIONS[self.version]
+        r, s, t, p = self.rstp
         c, d = LABELS[self.labels]
         return {c: {c: [r, r], d: [s, t]}, d: {c: [t, s], d: [p, p]}}
 

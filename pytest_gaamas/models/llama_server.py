@@ -1,17 +1,23 @@
 """``python -m pytest_gaamas.models.llama_server``: llama-cpp-python's OpenAI-compatible server,
-with llama.cpp's runtime weight repacking turned off.
+with llama.cpp's runtime weight repacking turned off, and Gemma 3's chat format.
 
 Repacking rearranges quantised weights for the batched CPU matrix kernels; with these Q4_1 weights
 and llama-cpp-python 0.3.36 built for x86 CPUs with AVX-512, the repacked kernels crash the
 process on the first batched prompt. Without repacking, batched prompt evaluation works and is
 several times faster than evaluating one token at a time. The server's own options are unchanged.
+
+The Gemma 3 GGUF we serve carries no chat template, and llama-cpp-python's built-in ``gemma``
+format drops the system message, which holds the role a game assigns (a human, a rational agent).
+``gemma3`` writes turns as Gemma 3's own template does: the system text opens the first user turn.
 """
 
 from __future__ import annotations
 
 import llama_cpp.llama_cpp as llama_cpp_api
+from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
 
 _default_model_params = llama_cpp_api.llama_model_default_params
+GEMMA3_TURN_END = "<end_of_turn>\n"
 
 
 def model_params_without_repacking():
@@ -20,8 +26,25 @@ def model_params_without_repacking():
     return params
 
 
+def gemma3_prompt(messages: list[dict]) -> str:
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system" and m.get("content"))
+    turns = []
+    for message in (m for m in messages if m["role"] != "system"):
+        content = message.get("content") or ""
+        if system and not turns and message["role"] == "user":
+            content = f"{system}\n\n{content}"
+        role = "model" if message["role"] == "assistant" else "user"
+        turns.append(f"<start_of_turn>{role}\n{content}{GEMMA3_TURN_END}")
+    return "".join(turns) + "<start_of_turn>model\n"
+
+
+def format_gemma3(messages, **_) -> ChatFormatterResponse:
+    return ChatFormatterResponse(prompt=gemma3_prompt(messages), stop=[GEMMA3_TURN_END, "<end_of_turn>"])
+
+
 if __name__ == "__main__":
     llama_cpp_api.llama_model_default_params = model_params_without_repacking
+    register_chat_format("gemma3")(format_gemma3)
     from llama_cpp.server.__main__ import main
 
     main()

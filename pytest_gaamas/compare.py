@@ -1,0 +1,169 @@
+"""Saved runs, and the comparison of a run with a saved one: which cells moved, by how much, and
+whether the evidence says so once every cell compared is accounted for.
+
+A run is saved as the JSON document of ``--gaamas-json`` (provenance with each model's digest, and
+every score with its interval, n, invalid count and the observations behind it). A comparison
+pairs each cell of the new run with the same cell of the old one (same behaviour, test, variant,
+row and metric; same model, or the one model of each run when they differ), tests the change with
+the test that fits the score (Fisher's exact test for rates, Welch's t-test for means), and adjusts
+the p-values with Holm's method over all the cells compared. A cell *drops* when its adjusted
+p-value is below alpha and it moved the wrong way by more than the allowed drop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from . import stats
+from .report import NO_VALUE, Score, p_value_text
+
+ALPHA = 0.05
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class CompareError(ValueError):
+    """A saved run that cannot be found, read or paired; the message says what to do."""
+
+
+def saved_path(name: str, runs_dir: Path) -> Path:
+    if not RUN_NAME.match(name):
+        raise CompareError(f"a saved run's name is letters, digits, '.', '_' and '-', got {name!r}")
+    return runs_dir / f"{name}.json"
+
+
+def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """A saved run by name (under ``runs_dir``) or by path to its JSON."""
+    candidates = [Path(name_or_path)]
+    if RUN_NAME.match(name_or_path):
+        candidates.insert(0, runs_dir / f"{name_or_path}.json")
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        known = sorted(p.stem for p in runs_dir.glob("*.json")) if runs_dir.is_dir() else []
+        hint = f"saved runs in {runs_dir}: {', '.join(known)}" if known else f"no runs are saved in {runs_dir}"
+        raise CompareError(f"no saved run {name_or_path!r} ({hint}); save one with --gaamas-save=NAME")
+    try:
+        document = json.loads(path.read_text())
+        scores = [Score.from_json(s) for s in document["scores"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise CompareError(f"{path} is not a saved gaamas run ({error.__class__.__name__}: {error})") from None
+    return path, {**document, "scores": scores}
+
+
+def _cell_key(score: Score) -> tuple:
+    test = score.test_id.split("[", 1)[0]
+    variant = tuple(sorted((k, str(v)) for k, v in score.variant.items()))
+    return (score.behaviour, test, variant, tuple(sorted(score.row.items())), score.metric)
+
+
+@dataclass(frozen=True)
+class CellChange:
+    behaviour: str
+    cell: str
+    models: str
+    old: Score
+    new: Score
+    p_value: float
+    p_adjusted: float
+    worse_by: float  # how far the cell moved the wrong way (negative: it improved)
+    allowed_drop: float | None
+    dropped: bool
+
+    def to_json(self) -> dict[str, Any]:
+        def finite(x: float | None) -> float | None:
+            return None if x is None or math.isnan(x) else x
+
+        return {
+            "behaviour": self.behaviour, "cell": self.cell, "models": self.models, "test_id": self.new.test_id,
+            "old": self.old.score, "new": self.new.score, "old_ci": list(self.old.ci), "new_ci": list(self.new.ci),
+            "old_n": self.old.n, "new_n": self.new.n, "difference": finite(_difference(self.old, self.new)),
+            "p_value": finite(self.p_value), "p_holm": finite(self.p_adjusted), "worse": self.new.worse,
+            "allowed_drop": self.allowed_drop, "dropped": self.dropped,
+        }  # fmt: skip
+
+
+def _difference(old: Score, new: Score) -> float:
+    if old.score is None or new.score is None:
+        return math.nan
+    return new.score - old.score
+
+
+def _worse_by(old: Score, new: Score) -> float:
+    d = _difference(old, new)
+    return {"down": -d, "up": d}.get(new.worse, abs(d))
+
+
+def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score]]:
+    old_models, new_models = {s.model for s in old}, {s.model for s in new}
+    shared = old_models & new_models
+    if shared:
+        mapping = {m: m for m in shared}
+    elif len(old_models) == 1 and len(new_models) == 1:
+        mapping = {next(iter(new_models)): next(iter(old_models))}
+    else:
+        raise CompareError(
+            f"the saved run has models {sorted(old_models)} and this run {sorted(new_models)}: none in common, and "
+            "more than one on a side, so cells cannot be paired; compare one model with one model"
+        )
+    by_key = {(s.model, _cell_key(s)): s for s in old}
+    return [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
+
+
+def compare(
+    old: Sequence[Score], new: Sequence[Score], allowed_drops: Mapping[str, float], alpha: float = ALPHA
+) -> list[CellChange]:
+    """Every cell the two runs share, with its change, its Holm-adjusted p-value and whether it
+    dropped. ``allowed_drops`` maps a behaviour (or "" for all) to the drop that fails the session."""
+    pairs = _pair(old, new)
+    raw = [stats.change_test(o.estimate(), n.estimate()) for o, n in pairs]
+    adjusted = stats.holm(raw)
+    changes = []
+    for (o, n), p, p_adj in zip(pairs, raw, adjusted):
+        allowed = allowed_drops.get(n.behaviour, allowed_drops.get(""))
+        worse_by = _worse_by(o, n)
+        dropped = allowed is not None and not math.isnan(p_adj) and p_adj < alpha and worse_by > allowed
+        label = " ".join([*n.row.values(), *(str(v) for v in n.variant.values()), n.metric])
+        models = n.model if o.model == n.model else f"{o.model} -> {n.model}"
+        changes.append(CellChange(n.behaviour, label, models, o, n, p, p_adj, worse_by, allowed, dropped))
+    return sorted(changes, key=lambda c: (c.behaviour, c.new.test_id, c.cell))
+
+
+def render(changes: Sequence[CellChange], alpha: float = ALPHA) -> str:
+    def number(x: float | None) -> str:
+        return NO_VALUE if x is None or math.isnan(x) else f"{x:.3g}"
+
+    rows = [
+        (c.behaviour, c.cell, c.models, number(c.old.score), number(c.new.score), number(_difference(c.old, c.new)),
+         p_value_text(c.p_value), p_value_text(c.p_adjusted),
+         "DROP" if c.dropped else ("changed" if not math.isnan(c.p_adjusted) and c.p_adjusted < alpha else ""))
+        for c in changes
+    ]  # fmt: skip
+    headers = ("behaviour", "cell", "model", "old", "new", "new - old", "p", "p (Holm)", "verdict")
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def digest_changes(old_run: Mapping[str, Any], new_run: Mapping[str, Any]) -> list[str]:
+    """Models served under the same name from different weights in the two runs."""
+
+    def digests(run: Mapping[str, Any]) -> dict[str, str]:
+        out = {}
+        for model in run.get("models", []):
+            digest = model.get("digest") or model.get("recorded_digest")
+            if digest:
+                out[model["model"]] = digest
+        return out
+
+    before, after = digests(old_run), digests(new_run)
+    return [
+        f"{model}: the weights changed since the saved run ({before[model]} -> {after[model]}); "
+        "its cells compare two different models under one name"
+        for model in sorted(before.keys() & after.keys())
+        if before[model] != after[model]
+    ]

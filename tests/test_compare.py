@@ -1,0 +1,134 @@
+"""Saved runs and their comparison: a planted regression is caught, a replay never is."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_gaamas import compare, stats
+from pytest_gaamas.report import Score
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def score(estimate: stats.Estimate, *, model="embedded:smollm2", behaviour="ultimatum", worse="down", row=None) -> Score:
+    return Score(
+        behaviour=behaviour, test_id=f"behaviours/test_{behaviour}.py::test_{behaviour}[{model}-responder-actions]",
+        model=model, variant={"generation": "actions", "role": "responder"}, metric="acceptance rate",
+        score=estimate.value, ci=(estimate.low, estimate.high), n=estimate.n, invalid=0, passed=True, criterion="",
+        table="t", columns=("c",), cells={}, row=row or {}, kind=estimate.kind, sample=estimate.sample, worse=worse,
+    )  # fmt: skip
+
+
+def test_a_significant_drop_beyond_the_allowed_one_is_caught():
+    (change,) = compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {"": 0.2})
+    assert change.dropped and change.worse_by == pytest.approx(17 / 30)
+    assert change.p_value == change.p_adjusted < 0.001
+
+
+def test_a_drop_within_the_allowance_or_without_evidence_is_not():
+    assert not compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {"": 0.6})[0].dropped
+    assert not compare.compare([score(stats.wilson(20, 30))], [score(stats.wilson(17, 30))], {"": 0.0})[0].dropped
+    assert not compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {})[0].dropped
+
+
+def test_the_direction_that_counts_as_worse_is_the_cells_own():
+    old, new = stats.wilson(2, 30), stats.wilson(25, 30)
+    assert not compare.compare([score(old)], [score(new)], {"": 0})[0].dropped
+    assert compare.compare([score(old, worse="up")], [score(new, worse="up")], {"": 0})[0].dropped
+    assert compare.compare([score(new, worse="both")], [score(old, worse="both")], {"": 0})[0].dropped
+
+
+def test_a_behaviours_own_allowance_overrides_the_general_one():
+    old, new = [score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))]
+    assert not compare.compare(old, new, {"": 0.1, "ultimatum": 0.9})[0].dropped
+    assert compare.compare(old, new, {"dictator_preferences": 0.9, "": 0.1})[0].dropped
+
+
+def test_many_cells_are_corrected_together():
+    # One cell alone would be significant (p ~ 0.02); among 20 unchanged cells, Holm's correction says no.
+    old = [score(stats.wilson(25, 30), row={"r": str(i)}) for i in range(21)]
+    new = [score(stats.wilson(25 if i else 17, 30), row={"r": str(i)}) for i in range(21)]
+    changes = compare.compare(old, new, {"": 0.0})
+    moved = next(c for c in changes if c.new.row == {"r": "0"})
+    assert moved.p_value < 0.05 < moved.p_adjusted and not moved.dropped
+
+
+def test_means_are_compared_with_welchs_test():
+    old = score(stats.mean([60.0, 62, 58, 61, 59, 63] * 5))
+    new = score(stats.mean([40.0, 45, 38, 41, 44, 39] * 5))
+    (change,) = compare.compare([old], [new], {"": 5})
+    assert change.dropped and change.p_value < 1e-10
+
+
+def test_two_different_models_pair_cell_by_cell_and_ambiguity_is_refused():
+    (change,) = compare.compare([score(stats.wilson(20, 30))], [score(stats.wilson(20, 30), model="embedded:gemma3-270m")], {})
+    assert change.models == "embedded:smollm2 -> embedded:gemma3-270m" and change.p_value == 1.0
+    two = [score(stats.wilson(1, 3), model=m) for m in ("a:x", "a:y")]
+    with pytest.raises(compare.CompareError, match="cannot be paired"):
+        compare.compare(two, [score(stats.wilson(1, 3), model="a:z")], {})
+
+
+def test_a_model_whose_weights_changed_under_its_name_is_noticed():
+    old = {"models": [{"model": "embedded:smollm2", "recorded_digest": "sha256:aaa"}]}
+    new = {"models": [{"model": "embedded:smollm2", "digest": "sha256:bbb"}]}
+    (note,) = compare.digest_changes(old, new)
+    assert "sha256:aaa -> sha256:bbb" in note and "embedded:smollm2" in note
+    assert compare.digest_changes(old, old) == []
+
+
+def test_unknown_or_broken_saved_runs_say_what_to_do(tmp_path):
+    with pytest.raises(compare.CompareError, match="no runs are saved.*--gaamas-save"):
+        compare.load_run("baseline", tmp_path)
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(compare.CompareError, match="not a saved gaamas run"):
+        compare.load_run("broken", tmp_path)
+    with pytest.raises(compare.CompareError, match="letters, digits"):
+        compare.saved_path("../escape", tmp_path)
+
+
+# -- end to end, on the recorded SmolLM2 cassettes ---------------------------------------------------
+
+REPLAYED = ["behaviours/test_ultimatum.py", "behaviours/test_dictator_preferences.py", "behaviours/test_first_order_rationality.py"]
+
+
+def replay(tmp: Path, *options: str, select: tuple[str, ...] = ()) -> tuple[int, str, dict]:
+    report = tmp / f"run-{len(list(tmp.glob('run-*.json')))}.json"
+    command = [
+        sys.executable, "-m", "pytest", *(select or REPLAYED), "-q", "-p", "no:cacheprovider", "--gaamas-model=embedded:smollm2",
+        "--gaamas-record=none", f"--gaamas-runs-dir={tmp / 'runs'}", f"--gaamas-journal-dir={tmp / 'journal'}",
+        f"--gaamas-json={report}", *options,
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true", "COLUMNS": "300"}, timeout=600)
+    return done.returncode, done.stdout + done.stderr, json.loads(report.read_text())
+
+
+def test_two_replays_of_the_same_cassettes_never_differ(tmp_path):
+    replay(tmp_path, "--gaamas-save=first")
+    _, output, document = replay(tmp_path, "--gaamas-compare=first", "--gaamas-compare-fail=0")
+    cells = document["comparison"]["cells"]
+    assert len(cells) > 50 and "DROP" not in output
+    assert not any(c["dropped"] for c in cells)
+    assert all(c["p_value"] in (None, 1.0) for c in cells)
+    assert all(c["difference"] in (None, 0.0) for c in cells)
+
+
+def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
+    passing = ("behaviours/test_ultimatum.py::test_ultimatum[embedded-smollm2-responder-actions]",)
+    code, _, _ = replay(tmp_path, "--gaamas-save=good", select=passing)
+    assert code == 0
+    saved = tmp_path / "runs" / "good.json"
+    document = json.loads(saved.read_text())
+    (cell,) = [s for s in document["scores"] if s["metric"] == "acceptance rate"]
+    cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time; SmolLM2 now accepts 21 of 30
+    saved.write_text(json.dumps(document))
+
+    code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=0.2", select=passing)
+    assert code == 1 and "DROP ultimatum" in output
+    (dropped,) = [c for c in report["comparison"]["cells"] if c["dropped"]]
+    assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(0.7)
+    code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
+    assert code == 0 and "DROP" not in output
