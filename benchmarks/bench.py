@@ -128,6 +128,31 @@ def strategy_game() -> float:
     return best_of(3, lambda: run_strategy(game, game.strategy(), HONEST_STRATEGY, 30, seed=1))
 
 
+def fidelity_comparison() -> float:
+    """30 choices against MobLab's 13,232 dictators: distance, its bound, a 9,999-draw permutation test."""
+    from pytest_gaamas import fidelity
+
+    people = fidelity.dictator_kept()
+    choices = [float(v) for v in people.values[:30]]
+    return best_of(3, lambda: fidelity.compare(choices, people))
+
+
+def run_comparison() -> float:
+    """Pair, test and Holm-adjust 1,000 cells of two saved runs."""
+    from pytest_gaamas import compare, stats
+    from pytest_gaamas.report import Score
+
+    def run(shift: int) -> list:
+        return [
+            Score("b", f"t[{i}]", "m", {"generation": "actions"}, "rate", 0.5, (0, 1), 30, 0, True, "", "t", ("c",), {},
+                  row={"i": str(i)}, kind="rate", sample=stats.wilson((i + shift) % 31, 30).sample)
+            for i in range(1000)
+        ]  # fmt: skip
+
+    old, new = run(0), run(3)
+    return best_of(3, lambda: compare.compare(old, new, {"": 0.1}))
+
+
 def main() -> None:
     rows = [
         ("plugin overhead per trial (reference agent, 25 decisions)", plugin_overhead_per_trial() * 1e3, "ms", "< 1 ms"),
@@ -141,6 +166,10 @@ def main() -> None:
         ("strategy sandbox: start the confined process", sandbox_start() * 1e3, "ms", ""),
         ("strategy sandbox: one call, process up", per_call * 1e3, "ms", "< 5 ms"),
         ("strategy: 30 games of 10 rounds (300 calls, 30 fresh modules)", strategy_game(), "s", ""),
+    ]
+    rows += [
+        ("fidelity: 30 choices vs 13,232 people (W1, bound, permutation test)", fidelity_comparison() * 1e3, "ms", "< 1000 ms"),
+        ("compare two saved runs of 1,000 cells (tests + Holm)", run_comparison(), "s", "< 5 s"),
     ]
     sizes = cassette_megabytes()
     rows += [(f"cassettes of {model}", size, "MB", "") for model, size in sizes.items()]

@@ -129,7 +129,7 @@ def compare(
         allowed = allowed_drops.get(n.behaviour, allowed_drops.get(""))
         worse_by = _worse_by(o, n)
         dropped = allowed is not None and not math.isnan(p_adj) and p_adj < alpha and worse_by > allowed
-        label = " ".join([*n.row.values(), *(str(v) for v in n.variant.values()), n.metric])
+        label = " ".join(dict.fromkeys([*n.row.values(), *(str(v) for v in n.variant.values()), n.metric]))
         models = n.model if o.model == n.model else f"{o.model} -> {n.model}"
         changes.append(CellChange(n.behaviour, label, models, o, n, p, p_adj, worse_by, allowed, dropped))
     return sorted(changes, key=lambda c: (c.behaviour, c.new.test_id, c.cell))
