@@ -24,9 +24,7 @@ indistinguishable from people and within $15 of their distribution.
 
 from functools import lru_cache
 
-import pytest
-
-from pytest_gaamas import fidelity, stats
+from pytest_gaamas import cells, fidelity, stats
 from pytest_gaamas.data import moblab_dictator_gifts
 from pytest_gaamas.games.dictator import DictatorGame
 from pytest_gaamas.report import cell, dollars_summary
@@ -39,13 +37,10 @@ TABLE = "Preferences: the dictator's share kept, of $100"
 COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid", "verdict")
 
 
-def cells(test):
-    for name, values in (("role", ("assistant", "human")), ("temperature", TEMPERATURES), ("generation", ("actions", "strategy"))):
-        test = pytest.mark.parametrize(name, values)(test)
-    return test
+CELLS = cells(role=("assistant", "human"), temperature=TEMPERATURES, generation=("actions", "strategy"))
 
 
-@cells
+@CELLS
 def test_dictator_preferences(gaamas, role, temperature, generation):
     trials = gaamas.trials(PAPER_TRIALS)
     records = gaamas.play(DictatorGame(role), trials, temperature=temperature, generation=generation)
@@ -72,14 +67,14 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
     assert passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}"
 
 
-@cells
+@CELLS
 def test_dictator_fidelity(gaamas, role, temperature, generation):
     records = gaamas.play(DictatorGame(role), gaamas.trials(PAPER_TRIALS), temperature=temperature, generation=generation,
                           recorded_as="test_dictator_preferences")
     kept = [r.outcome["my_share"] for r in records if r.valid]
     result = gaamas.fidelity(kept, fidelity.dictator_kept(), invalid=len(records) - len(kept),
                              label=f"dictator: $ kept, {role}, T {temperature:g}")
-    assert result and result.faithful, f"{result.verdict if result else 'no valid choice'}: {fidelity.criterion(fidelity.dictator_kept())}"
+    assert result and result.faithful, fidelity.explain(result, fidelity.dictator_kept())
 
 
 def summary_cells(kept, mean_kept):

@@ -73,7 +73,7 @@ def test_garp_fidelity(gaamas):
     records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), recorded_as="test_garp_consistency")
     cceis = [r.outcome["ccei"] for r in records if r.valid]
     result = gaamas.fidelity(cceis, fidelity.portfolio_ccei(), invalid=len(records) - len(cceis), label="portfolio: CCEI")
-    assert result and result.faithful, f"{result.verdict if result else 'no valid choice'}: {fidelity.criterion(fidelity.portfolio_ccei())}"
+    assert result and result.faithful, fidelity.explain(result, fidelity.portfolio_ccei())
 
 
 @lru_cache(maxsize=1)

@@ -64,12 +64,7 @@ GENERATED_DILEMMAS, GENERATION_SEED = 4, 2018
 @pytest.mark.parametrize("version", VERSIONS)
 def test_rational_vs_credible(gaamas, version, prompt, generation):
     labels = LABELS_OF[generation]
-    trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(PrisonersDilemma(version, prompt, labels), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
-
-    valid = [r.outcome for r in records if r.valid]
-    rate = stats.wilson(sum(o["cooperated"] for o in valid), len(valid))
-    invalid = len(records) - len(valid)
+    rate, invalid = cooperation(gaamas, version, prompt, generation)
     if prompt == "Human":
         low, high = gaamas.threshold("human_low", HUMAN_RANGE[0]), gaamas.threshold("human_high", HUMAN_RANGE[1])
         passed = rate.n > 0 and rate.low <= high and rate.high >= low
@@ -99,30 +94,32 @@ def test_rational_vs_credible(gaamas, version, prompt, generation):
 
 
 def cooperation(gaamas, version: str, prompt: str, generation: str, values=None, recorded_as="test_rational_vs_credible"):
-    """The cooperation rate of one cell, replayed from (or recorded into) that cell's cassette."""
-    labels = LABELS_OF[generation]
-    game = PrisonersDilemma(version, prompt, labels, values=values)
+    """The cooperation rate of one cell and its invalid count, played in (or replayed from) that
+    cell's cassette."""
+    game = PrisonersDilemma(version, prompt, LABELS_OF[generation], values=values)
     variant = {"version": version, "prompt": prompt, "generation": generation}
     records = gaamas.play(game, gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
-                          recorded_as=recorded_as, variant=variant)
+                          generation=generation, recorded_as=recorded_as, variant=variant)
     valid = [r.outcome for r in records if r.valid]
     return stats.wilson(sum(o["cooperated"] for o in valid), len(valid)), len(records) - len(valid)
 
 
-def successes(rate: stats.Estimate) -> int:
-    return int(sum(rate.sample))
+def trend(rates: list[tuple[stats.Estimate, int]], scores) -> tuple[float, float, stats.Estimate, int]:
+    """The trend test of cooperation over cells in the order of ``scores``: z, one-sided p, z as
+    the score's estimate over all the cells' answers, and their invalid count."""
+    z, p = stats.trend_test([r.successes for r, _ in rates], [r.n for r, _ in rates], scores)
+    return z, p, stats.Estimate(z, z, z, sum(r.n for r, _ in rates)), sum(i for _, i in rates)
 
 
 @pytest.mark.parametrize("labels", GENERATION_OF)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_role_fidelity(gaamas, version, labels):
     rates = {prompt: cooperation(gaamas, version, prompt, GENERATION_OF[labels]) for prompt in PROMPTS}
-    z, p = stats.trend_test([successes(r) for r, _ in rates.values()], [r.n for r, _ in rates.values()], range(len(PROMPTS)))
+    z, p, estimate, invalid = trend(list(rates.values()), range(len(PROMPTS)))
     passed = p < ALPHA
     gaamas.score(
         table="Prisoner's dilemma, role fidelity: does cooperation rise from the Rational to the Human prompt?",
-        metric="trend z", estimate=stats.Estimate(z, z, z, sum(r.n for r, _ in rates.values())),
-        invalid=sum(i for _, i in rates.values()), passed=passed,
+        metric="trend z", estimate=estimate, invalid=invalid, passed=passed,
         criterion=f"Cochran-Armitage trend Rational < Neutral < Human, one-sided p < {ALPHA}",
         columns=(*PROMPTS, "trend z", "p", "verdict"),
         cells={prompt: cell(r) + invalid_note(i) for prompt, (r, i) in rates.items()}
@@ -164,13 +161,11 @@ def test_payoff_sensitivity(gaamas, prompt):
     rates = {name: cooperation(gaamas, name, prompt, "actions", values, recorded_as) for name, (values, recorded_as) in matrices.items()}
     predicted = {name: mengel_cooperation(*values) for name, (values, _) in matrices.items()}
     by_prediction = sorted(rates, key=predicted.get)
-    z, p = stats.trend_test([successes(rates[m][0]) for m in by_prediction],
-                            [rates[m][0].n for m in by_prediction], [predicted[m] for m in by_prediction])
+    z, p, estimate, invalid = trend([rates[m] for m in by_prediction], [predicted[m] for m in by_prediction])
     passed = p < ALPHA
     gaamas.score(
         table="Prisoner's dilemma, payoff sensitivity: does cooperation follow the payoffs as people's does (Mengel 2018)?",
-        metric="trend z", estimate=stats.Estimate(z, z, z, sum(r.n for r, _ in rates.values())),
-        invalid=sum(i for _, i in rates.values()), passed=passed,
+        metric="trend z", estimate=estimate, invalid=invalid, passed=passed,
         criterion=f"cooperation rises with Mengel's predicted human cooperation over {len(matrices)} dilemmas: trend test, one-sided p < {ALPHA}",
         columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p", "verdict"),
         cells={"dilemmas": str(len(matrices)),
@@ -187,8 +182,7 @@ def test_payoff_sensitivity(gaamas, prompt):
 def test_semantic_robustness(gaamas, version, prompt):
     (named, named_invalid), (anonymised, anonymised_invalid) = (cooperation(gaamas, version, prompt, g) for g in GENERATION_OF.values())
     margin = gaamas.threshold("equivalence_margin", EQUIVALENCE_MARGIN)
-    k = [successes(r) for r in (named, anonymised)]
-    equivalent, difference = stats.rates_equivalent(k[0], named.n, k[1], anonymised.n, margin, ALPHA)
+    equivalent, difference = stats.rates_equivalent(named.successes, named.n, anonymised.successes, anonymised.n, margin, ALPHA)
     gaamas.score(
         table="Prisoner's dilemma, semantic robustness: named minus anonymised cooperation [90% CI]",
         metric="named - anonymised cooperation", estimate=difference, invalid=named_invalid + anonymised_invalid,

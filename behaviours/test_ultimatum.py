@@ -28,9 +28,7 @@ from functools import lru_cache
 
 import statistics
 
-import pytest
-
-from pytest_gaamas import fidelity, stats
+from pytest_gaamas import cells, fidelity, stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame, smallest_accepted
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
@@ -47,13 +45,10 @@ COLUMNS = (
 )
 
 
-def cells(test):
-    for name, values in (("role", ("proposer", "responder")), ("generation", ("actions", "strategy"))):
-        test = pytest.mark.parametrize(name, values)(test)
-    return test
+CELLS = cells(role=("proposer", "responder"), generation=("actions", "strategy"))
 
 
-@cells
+@CELLS
 def test_ultimatum(gaamas, role, generation):
     trials = gaamas.trials(PAPER_TRIALS)
     records = gaamas.play(UltimatumGame(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
@@ -93,7 +88,7 @@ def test_ultimatum(gaamas, role, generation):
     assert passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}"
 
 
-@cells
+@CELLS
 def test_ultimatum_fidelity(gaamas, role, generation):
     records = gaamas.play(UltimatumGame(role), gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
                           generation=generation, recorded_as="test_ultimatum")
@@ -103,7 +98,7 @@ def test_ultimatum_fidelity(gaamas, role, generation):
     else:
         humans, choices = fidelity.ultimatum_accepts(OFFER_TO_RESPONDER), [float(o["accepted"]) for o in valid]
     result = gaamas.fidelity(choices, humans, invalid=len(records) - len(valid), label=humans.choice)
-    assert result and result.faithful, f"{result.verdict if result else 'no valid choice'}: {fidelity.criterion(humans)}"
+    assert result and result.faithful, fidelity.explain(result, humans)
 
 
 def proposer_cells(kept, mean_kept):

@@ -35,6 +35,8 @@ class ItemPaths:
     cassette: Path
     journal: Path
     model_meta: Path
+    #: The cassette is another item's, shared by a criterion that spans cells.
+    shared: bool = False
 
 
 class Experiment:
@@ -56,7 +58,6 @@ class Experiment:
             k: v for k, v in params.items() if k != "gaamas_model" and isinstance(v, (str, int, float, bool))
         }
         self.invalid_reasons: dict[str, int] = {}
-        self._recorded_as: tuple[str | None, Mapping[str, Any] | None] = (None, None)
         #: The strategy and how it fared, in strategy mode.
         self.strategy: StrategyResult | None = None
 
@@ -98,6 +99,7 @@ class Experiment:
             cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml",
             journal=self.settings.journal_dir / model_dir / self.behaviour / f"{journal}.jsonl",
             model_meta=self.settings.cassette_dir / self.model.directory / "model.json",
+            shared=recorded != own,
         )
 
     def _temperature_suffix(self) -> str:
@@ -115,18 +117,18 @@ class Experiment:
         strategy makes every trial invalid, with its reason. ``recorded_as`` and ``variant`` share
         another item's cassette (see ``paths``).
         """
-        self._recorded_as = (recorded_as, variant)
+        paths = self.paths(recorded_as, variant)
         if generation == "strategy":
-            return self._play_strategy(game, trials, temperature)
+            return self._play_strategy(game, trials, temperature, paths)
         if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
             pytest.skip("reference:human: the shipped human data hold no individual choices for this game")
-        return self._play_recorded(game, trials, temperature)
+        return self._play_recorded(game, trials, temperature, paths)
 
-    def _play_strategy(self, game: Game, trials: int, temperature: float) -> list[TrialRecord]:
+    def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
         if self.model.spec == "reference:human":
             pytest.skip("reference:human: people's choices are data, not code; no human strategies exist")
         contract = game.strategy()
-        asked = self._play_recorded(StrategyRequest(contract), 1, temperature)[0]
+        asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]
         if asked.outcome["valid"]:
             self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=self.seed)
         else:
@@ -135,8 +137,7 @@ class Experiment:
             self.invalid_reasons[self.strategy.failure.kind] = trials
         return self.strategy.records
 
-    def _play_recorded(self, game: Game, trials: int, temperature: float) -> list[TrialRecord]:
-        paths = self.paths(*self._recorded_as)
+    def _play_recorded(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
         journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
         records: list[TrialRecord] = []
         started = last_report = time.monotonic()
@@ -173,7 +174,7 @@ class Experiment:
             yield
             return
         mode = self.settings.record
-        if mode == "all" and self._recorded_as[0] is not None:
+        if mode == "all" and paths.shared:
             mode = "once"  # re-recording a shared cell is its own item's job; a criterion over cells replays it
         if mode == "none" and not paths.cassette.exists():
             raise MissingCassette(
@@ -271,7 +272,7 @@ class Experiment:
         n = len(values) + invalid
         cells = dict.fromkeys(fidelity.COLUMNS, NO_VALUE) | {"n": str(n), "invalid": str(invalid), "humans": str(len(humans.values))}
         if result is not None:
-            test, unit = result.test, humans.unit if humans.unit == "$" else ""
+            test, unit = result.test, humans.unit
             cells |= {
                 "model mean": f"{result.model_mean:.3g}",
                 "human mean": f"{result.human_mean:.3g}",

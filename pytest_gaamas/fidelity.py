@@ -60,6 +60,11 @@ class Fidelity:
         return self.verdict == "faithful"
 
 
+def explain(result: Fidelity | None, humans: HumanChoices) -> str:
+    """Why a fidelity test failed, for its assertion message."""
+    return f"{result.verdict if result else 'no valid choice'}: {criterion(humans)}"
+
+
 def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | None:
     """The comparison, or None when the model made no valid choice to compare."""
     if not model_values:
@@ -79,13 +84,9 @@ def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | N
 
 def criterion(humans: HumanChoices) -> str:
     return (
-        f"fidelity ({humans.choice}): faithful when the {_test_label(humans)} keeps 'same distribution as "
+        f"fidelity ({humans.choice}): faithful when the {stats.distribution_test_name(humans.discrete)} keeps 'same distribution as "
         f"people' at {ALPHA:g} and the upper 95% bound of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}"
     )
-
-
-def _test_label(humans: HumanChoices) -> str:
-    return "permutation chi-square over the values chosen" if humans.discrete else "permutation test of the distance"
 
 
 @lru_cache(maxsize=1)

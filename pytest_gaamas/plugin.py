@@ -7,6 +7,7 @@ A suite that requests neither ``gaamas`` nor ``gaamas_model`` sees no trace of t
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 
 import pytest
@@ -103,7 +104,7 @@ class GaamasSession:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         self.compare_notes += compare.digest_changes(saved.get("run", {}), document["run"])
-        tested = [c for c in self.changes if c.p_value == c.p_value]
+        tested = [c for c in self.changes if not math.isnan(c.p_value)]
         self.compare_notes.append(
             f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"
         )

@@ -38,6 +38,11 @@ class Estimate:
     kind: str = "mean"  # "rate" or "mean": which two-sample test compares it with another run
     sample: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
+    @property
+    def successes(self) -> int:
+        """A rate's number of successes (its 0/1 sample summed)."""
+        return round(sum(self.sample))
+
     def as_json(self) -> dict:
         def finite(x: float) -> float | None:
             return None if math.isnan(x) else x
@@ -135,10 +140,13 @@ def rates_equivalent(k1: int, n1: int, k2: int, n2: int, margin: float, alpha: f
 PERMUTATIONS = 9_999
 
 
-def _cdf_gaps(a: np.ndarray, b: np.ndarray):
-    """The pooled support, its gaps, and each value's index in it: what every Wasserstein needs."""
+def _support_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gaps of the pooled support, and how many of each sample sit at each of its values: what
+    every Wasserstein needs."""
     support, index = np.unique(np.concatenate([a, b]), return_inverse=True)
-    return support, np.diff(support), index[: len(a)], index[len(a):]
+    count_a = np.bincount(index[: len(a)], minlength=len(support))
+    count_b = np.bincount(index[len(a):], minlength=len(support))
+    return np.diff(support), count_a, count_b
 
 
 def _wasserstein_from_counts(count_a: np.ndarray, count_b: np.ndarray, gaps: np.ndarray) -> np.ndarray:
@@ -154,9 +162,8 @@ def wasserstein(a: Sequence[float], b: Sequence[float]) -> float:
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(x) == 0 or len(y) == 0:
         raise ValueError("the Wasserstein distance needs two non-empty samples")
-    support, gaps, ia, ib = _cdf_gaps(x, y)
-    counts = np.stack([np.bincount(ia, minlength=len(support)), np.bincount(ib, minlength=len(support))])
-    return float(_wasserstein_from_counts(counts[0], counts[1], gaps))
+    gaps, count_a, count_b = _support_counts(x, y)
+    return float(_wasserstein_from_counts(count_a, count_b, gaps))
 
 
 @dataclass(frozen=True)
@@ -235,9 +242,7 @@ def compare_distributions(
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(x) == 0 or len(y) == 0:
         raise ValueError("comparing distributions needs two non-empty samples")
-    support, gaps, ia, ib = _cdf_gaps(x, y)
-    count_a = np.bincount(ia, minlength=len(support))
-    count_b = np.bincount(ib, minlength=len(support))
+    gaps, count_a, count_b = _support_counts(x, y)
     distance = float(_wasserstein_from_counts(count_a, count_b, gaps))
     rng = np.random.default_rng(BOOTSTRAP_SEED)
 
@@ -262,8 +267,12 @@ def compare_distributions(
     resampled = rng.multinomial(len(x), count_a / len(x), size=resamples)
     distances = _wasserstein_from_counts(resampled, np.broadcast_to(count_b, resampled.shape), gaps)
     upper = max(float(np.quantile(distances, confidence)), distance)
-    name = "permutation chi-square over people's choice bins" if discrete else "permutation test of W1"
-    return DistributionTest(distance, upper, float(p_value), name, len(x), len(y))
+    return DistributionTest(distance, upper, float(p_value), distribution_test_name(discrete), len(x), len(y))
+
+
+def distribution_test_name(discrete: bool) -> str:
+    """What ``compare_distributions`` tests with, in words, for criteria and reports."""
+    return "permutation chi-square over bins of people's choices" if discrete else "permutation test of the Wasserstein distance"
 
 
 # -- trends and many tests ---------------------------------------------------------------------------
@@ -304,7 +313,7 @@ def change_test(old: Estimate, new: Estimate) -> float:
     if old.n == 0 or new.n == 0 or old.kind != new.kind or not old.sample or not new.sample:
         return math.nan
     if old.kind == "rate":
-        k_old, k_new = round(sum(old.sample)), round(sum(new.sample))
+        k_old, k_new = old.successes, new.successes
         table = [[k_old, old.n - k_old], [k_new, new.n - k_new]]
         return float(_scipy_stats.fisher_exact(table).pvalue)
     a, b = np.asarray(old.sample), np.asarray(new.sample)
