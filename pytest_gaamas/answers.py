@@ -2,6 +2,9 @@
 
 A reply is accepted when it is one JSON object, alone or inside a single fenced code block (how models
 without structured output usually write JSON). Anything else is an invalid answer with its reason.
+Every parser here is total and linear in the reply's length: a reply of any size, depth or content
+gives a decision or an invalid answer (:mod:`pytest_gaamas.safejson` for the JSON itself); two values
+for one key are invalid, not "the last one wins".
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import safejson
 from .play import Answer
 
-_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+FENCE = "```"
+#: What may follow the opening fence of a JSON block: its language tag, matched at one position.
+_JSON_TAG = re.compile(r"(?:json)?", re.IGNORECASE)
 
 
 class InvalidAnswer(ValueError):
@@ -22,17 +28,37 @@ class InvalidAnswer(ValueError):
     (before the colon) is what the reports count."""
 
 
+def fenced_blocks(text: str, opening: re.Pattern[str]) -> tuple[list[str], str | None]:
+    """The bodies of the ```-fenced blocks of ``text`` whose opening fence is followed by a match of
+    ``opening`` (anchored there), and the body of a block opened and never closed, if any. One pass
+    from left to right, as ``re.findall`` of ``FENCE opening (.*?) FENCE`` would read it, but in
+    time linear in the text, where that pattern is quadratic."""
+    blocks: list[str] = []
+    position = 0
+    while (start := text.find(FENCE, position)) >= 0:
+        head = opening.match(text, start + len(FENCE))
+        if head is None:
+            position = start + len(FENCE)
+            continue
+        end = text.find(FENCE, head.end())
+        if end < 0:
+            return blocks, text[head.end():]
+        blocks.append(text[head.end():end])
+        position = end + len(FENCE)
+    return blocks, None
+
+
 def json_object(reply: str) -> dict[str, Any]:
     text = reply.strip()
     if not text:
         raise InvalidAnswer("empty reply: nothing to parse")
-    fenced = _FENCE.findall(text)
+    fenced, _ = fenced_blocks(text, _JSON_TAG)
     if len(fenced) == 1 and not text.startswith("{"):
         text = fenced[0].strip()
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InvalidAnswer(f"not JSON: {error.msg} at character {error.pos}") from None
+        value = safejson.loads(text)
+    except safejson.JSONError as error:
+        raise InvalidAnswer(f"not JSON: {error}") from None
     if not isinstance(value, dict):
         raise InvalidAnswer(f"not a JSON object: got {type(value).__name__}")
     return value

@@ -15,3 +15,13 @@ class MissingCassette(GaamasError):
 
 class ModelChanged(GaamasError):
     """The model behind a name is not the one its cassettes were recorded from."""
+
+
+class UnreadableFile(GaamasError):
+    """A file the suite reads (a cassette, a journal, a saved run, ``model.json``) is missing, corrupt
+    or unreadable; the message names it and says what to do."""
+
+
+class UnwritableOutput(GaamasError):
+    """A file the suite must write (a cassette, a journal, the run's JSON) cannot be written; the
+    message names it, says where what it held is kept, and what to do."""

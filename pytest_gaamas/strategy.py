@@ -14,22 +14,21 @@ the game rejects, or tries what is not allowed makes the whole strategy invalid,
 from __future__ import annotations
 
 import ast
-import json
 import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import answers
+from . import answers, safejson
 from .play import Answer, Decision, Request, Trial, TrialRecord, play_trial, request_seed
 from .sandbox import ALLOWED_MODULES, Limits, Sandbox, StrategyFailure
 
 #: Code is longer than a decision; SmolLM2 writes a short function in well under this.
 STRATEGY_REPLY_TOKENS = 512
-_PYTHON_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
-#: A block opened and never closed: small models often stop right after their last line of code.
-_UNCLOSED_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*)\Z", re.DOTALL | re.IGNORECASE)
+#: The language tags of a fenced block that may hold the strategy.
+PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
+_ANY_DEFINITION = re.compile(r"^[ \t]*def[ \t]+\w+[ \t]*\(", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -90,21 +89,45 @@ def extract_code(reply: str, function: str) -> Answer:
     """The strategy's source: the fenced block that defines ``function`` (else the first fenced
     block, else a block left open at the end of the reply), or the ``"code"`` field of a JSON reply,
     or the reply itself when it is bare Python."""
-    blocks = _PYTHON_FENCE.findall(reply) or _UNCLOSED_FENCE.findall(reply)
+    closed, unclosed = code_blocks(reply)
+    blocks = [body for tag, body in closed if tag in PYTHON_TAGS]
+    if not blocks and unclosed is not None and unclosed[0] in PYTHON_TAGS:
+        blocks = [unclosed[1]]
     if blocks:
-        defining = [b for b in blocks if re.search(rf"def\s+{re.escape(function)}\s*\(", b)]
+        defines = re.compile(rf"def[ \t]+{re.escape(function)}[ \t]*\(")
+        defining = [b for b in blocks if defines.search(b)]
         return Answer(True, (defining or blocks)[0].strip() + "\n")
     stripped = reply.strip()
     if stripped.startswith("{"):
         try:
-            code = json.loads(stripped).get("code")
-        except (ValueError, AttributeError):
+            code = safejson.loads(stripped).get("code")
+        except (safejson.JSONError, AttributeError):
             code = None
         if isinstance(code, str) and code.strip():
             return Answer(True, code.strip() + "\n")
-    if re.search(r"^\s*def\s+\w+\s*\(", stripped, re.MULTILINE):
+    if _ANY_DEFINITION.search(stripped):
         return Answer(True, stripped + "\n")
     return Answer.invalid("no code: the reply has no ```python block, no JSON \"code\" field and no function")
+
+
+def code_blocks(text: str) -> tuple[list[tuple[str, str]], tuple[str, str] | None]:
+    """The fenced blocks of ``text`` as Markdown pairs them, each as (language tag, body), and a block
+    opened and never closed (small models often stop right after their last line of code). One pass
+    from left to right: linear in the text, whatever it holds."""
+    fence = answers.FENCE
+    blocks: list[tuple[str, str]] = []
+    position = 0
+    while (start := text.find(fence, position)) >= 0:
+        line_end = text.find("\n", start + len(fence))
+        if line_end < 0:
+            return blocks, None  # a fence on the last line opens nothing
+        tag = text[start + len(fence):line_end].strip().lower()
+        end = text.find(fence, line_end + 1)
+        if end < 0:
+            return blocks, (tag, text[line_end + 1:])
+        blocks.append((tag, text[line_end + 1:end]))
+        position = end + len(fence)
+    return blocks, None
 
 
 @dataclass(frozen=True)
@@ -185,10 +208,18 @@ def run_strategy(game, contract: Contract, code: str, trials: int, *, seed: int,
                     raise StrategyFailure("illegal action", f"{rejected.reply[:200]} ({rejected.reason})")
                 records.append(record)
             box.start(seed=request_seed(seed, trials, -1))
-            probes = [(arguments, box.call(*arguments)) for arguments in contract.probes]
+            probes = [(arguments, _probe(contract, box, arguments)) for arguments in contract.probes]
+            box.finish()
         except StrategyFailure as failure:
             return StrategyResult(code, failure, invalid_trials(failure, trials), box.calls, box.layers)
         return StrategyResult(code, None, records, box.calls, box.layers, probes)
+
+
+def _probe(contract: Contract, box: Sandbox, arguments: tuple) -> Any:
+    """The strategy's value for the probe, held to the contract's type like any answer it gives."""
+    value = box.call(*arguments)
+    contract.answer(value)
+    return value
 
 
 def no_strategy(reason: str, trials: int) -> StrategyResult:

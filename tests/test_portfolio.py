@@ -34,7 +34,9 @@ def test_valid_allocations(reply, points):
         ('{"asset_a": true, "asset_b": 40}', "not a number"),
         ('{"asset_a": 10, "asset_b": 2}', "off the budget line"),
         ('{"asset_a": 120, "asset_b": -20}', "negative allocation"),
-        ('{"asset_a": NaN, "asset_b": 40}', "not a number"),
+        ('{"asset_a": NaN, "asset_b": 40}', "not JSON"),
+        ('{"asset_a": 1e400, "asset_b": 40}', "not JSON"),
+        ('{"asset_a": 60, "asset_a": 50, "asset_b": 40}', "not JSON"),
     ],
 )
 def test_invalid_allocations_say_why(reply, kind):

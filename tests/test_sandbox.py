@@ -70,9 +70,9 @@ HOSTILE = {
     "climb out": ("def f(x):\n    return open('../../etc/passwd').read()", "forbidden operation"),
     "read a system file": ("def f(x):\n    return open('/etc/passwd').read()", "forbidden operation"),
     "delete a file": ("import random\ndef f(x):\n    random._os.remove('/etc/hostname')\n    return 1", "forbidden operation"),
-    "huge file in the scratch directory": (
+    "a file in the scratch directory": (
         "def f(x):\n    with open('big', 'wb') as out:\n        out.write(b'x' * (8 << 20))\n    return 1",
-        "output limit",
+        "forbidden operation",
     ),
     # -- import tricks
     "__import__": ("def f(x):\n    return __import__('os').getcwd()", "forbidden import"),
@@ -135,16 +135,23 @@ def test_a_strategy_sees_none_of_the_hosts_environment(monkeypatch):
     assert "GAAMAS_SECRET" not in names and "PATH" not in names and "HOME" not in names
 
 
-def test_a_strategy_sees_none_of_the_projects_files():
-    code = "import random\ndef f(x):\n    return random._os.getcwd()"
+@pytest.mark.parametrize("how", ["open", "os.open", "os.listdir"])
+def test_a_strategy_sees_none_of_the_projects_files(how):
+    readme = os.path.abspath("README.md")
+    code = {
+        "open": f"def f(x):\n    return open({readme!r}).read()",
+        "os.open": f"import random\ndef f(x):\n    return random._os.open({readme!r}, 0)",
+        "os.listdir": "import random\ndef f(x):\n    return random._os.listdir('/')",
+    }[how]
     with Sandbox(code, "f", ("x",)) as box:
         box.start(seed=1)
-        where = box.call(1)
-    assert os.getcwd() not in where
+        with pytest.raises(StrategyFailure) as failure:
+            box.call(1)
+    assert failure.value.kind == "forbidden operation"
 
 
 def test_cpu_time_is_limited_even_when_the_wall_clock_would_allow_more():
-    limits = Limits(call_seconds=30, cpu_seconds=1)
+    limits = Limits(call_seconds=30, trial_cpu_seconds=1)
     with Sandbox("def f(x):\n    while True:\n        pass", "f", ("x",), limits) as box:
         box.start(seed=1)
         with pytest.raises(StrategyFailure) as failure:
@@ -165,27 +172,36 @@ def test_a_failed_strategy_stays_failed_and_its_process_is_gone():
         os.kill(pid, 0)
 
 
-def test_honest_strategies_may_use_the_allowed_modules_and_scratch_files():
+def test_honest_strategies_may_use_the_allowed_modules():
     code = textwrap.dedent(
         """
-        import collections, math, random, statistics
+        import collections, copy, dataclasses, decimal, enum, heapq, itertools, math, random, re, statistics
         from fractions import Fraction
 
         memory = []
 
+        @dataclasses.dataclass
+        class Seen:
+            count: int
+
+        class Move(enum.Enum):
+            ROCK = "Rock"
+
         def f(moves):
             memory.append(len(moves))
-            with open("notes.txt", "a") as notes:
-                notes.write(str(moves))
             counts = collections.Counter(moves)
-            return [counts.most_common(1)[0][0] if moves else "Rock", math.floor(statistics.mean(memory)),
-                    str(Fraction(1, 3)), random.random() < 2]
+            ordered = heapq.nlargest(1, counts.items(), key=lambda kv: kv[1])
+            return [ordered[0][0] if moves else Move.ROCK.value, math.floor(statistics.mean(memory)),
+                    str(Fraction(1, 3)), random.random() < 2, str(decimal.Decimal("0.1") * 3),
+                    bool(re.fullmatch(r"P\\w+", "Paper")), Seen(len(copy.deepcopy(moves))).count,
+                    len(list(itertools.permutations(range(4))))]
         """
     )
     with Sandbox(code, "f", ("moves",)) as box:
         box.start(seed=1)
-        assert box.call([]) == ["Rock", 0, "1/3", True]
-        assert box.call(["Paper", "Paper", "Rock"]) == ["Paper", 1, "1/3", True]
+        assert box.call([]) == ["Rock", 0, "1/3", True, "0.3", True, 0, 24]
+        assert box.call(["Paper", "Paper", "Rock"]) == ["Paper", 1, "1/3", True, "0.3", True, 3, 24]
+        box.finish()
 
 
 def test_each_trial_gets_a_fresh_module_and_the_same_seed_gives_the_same_play():
@@ -206,4 +222,6 @@ def test_the_sandbox_reports_its_layers():
     with Sandbox("def f(x):\n    return x", "f", ("x",)) as box:
         box.start(seed=1)
         assert box.call(5) == 5
-    assert {"resource limits", "audit hook", "import allow-list"} <= set(box.layers)
+    assert {"resource limits", "chroot", "seccomp", "fresh process per trial", "audit hook", "import allow-list"} <= set(
+        box.layers
+    )

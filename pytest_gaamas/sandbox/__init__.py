@@ -1,10 +1,16 @@
-"""Running model-written code: one child process per strategy, confined, called many times.
+"""Running model-written code: one confined supervisor per strategy, a fresh confined process per trial.
 
 A :class:`Sandbox` starts ``runner.py`` in a fresh interpreter (``-I -S -B``, empty environment,
-throw-away working directory), hands it the code once, and then calls the strategy's function over
-pipes, one JSON line each way, so a 10-round game is ten calls to one process, not ten processes.
-Every way a strategy can go wrong ends in a :class:`StrategyFailure` whose ``kind`` says which, and
-never in an exception of another kind, a hung test or a damaged host.
+throw-away working directory) as a *supervisor* that never runs model-written code; for each trial
+the supervisor forks a child from its clean state, and the child runs the strategy's module and
+answers the trial's calls over pipes, one JSON line each way. ``runner.py`` says what each process
+may do and why. Every way a strategy can go wrong ends in a :class:`StrategyFailure` whose ``kind``
+says which, and never in an exception of another kind, a hung test or a damaged host.
+
+Nothing that crosses back is trusted: each answer is read with a deadline and a size limit, parsed
+by :mod:`pytest_gaamas.safejson`, and checked by shape, by type and by size here, in the host, where
+no strategy can reach. A strategy has a budget of wall-clock seconds and of answer bytes for all its
+trials together, besides its per-call and per-trial limits.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import safejson
+
 RUNNER = Path(__file__).with_name("runner.py")
-VIOLATION_EXIT = 86
 #: What a strategy may import: computation only, no I/O, no introspection of the interpreter.
 ALLOWED_MODULES = (
     "math", "cmath", "random", "statistics", "itertools", "functools", "operator", "collections",
@@ -36,19 +43,26 @@ KINDS = (
     "no code", "syntax error", "forbidden import", "forbidden operation", "wrong signature", "raised",
     "timeout", "CPU limit", "memory limit", "output limit", "wrong return type", "illegal action", "crashed",
 )
+#: The layer the sandbox will not run without: the kernel's allow-list of system calls.
+REQUIRED_LAYER = "seccomp"
+MAX_VALUE_DEPTH = 32
 
 
 @dataclass(frozen=True)
 class Limits:
-    #: Wall-clock seconds for one call, and for loading the code and starting a trial.
+    #: Wall-clock seconds for one call, and for starting a trial (loading the strategy's module).
     call_seconds: float = 1.0
     start_seconds: float = 5.0
-    #: CPU seconds for the process's whole life (a strategy plays every trial in one process).
-    cpu_seconds: int = 20
+    #: Wall-clock seconds for everything a strategy does, all its trials together.
+    total_seconds: float = 60.0
+    #: CPU seconds for one trial's process, and for the supervisor's own life.
+    trial_cpu_seconds: int = 5
+    supervisor_cpu_seconds: int = 30
     memory_bytes: int = 256 << 20
-    #: Characters a strategy may print per call (discarded) and bytes of one answer.
+    #: Characters a strategy may print per call (discarded), and bytes of one answer.
     output_bytes: int = 64 << 10
-    file_bytes: int = 1 << 20
+    #: Bytes of answers for all its trials together.
+    total_output_bytes: int = 4 << 20
     #: Values in one returned structure.
     max_items: int = 10_000
 
@@ -64,6 +78,10 @@ class StrategyFailure(Exception):
     @property
     def reason(self) -> str:
         return str(self)
+
+
+class SandboxUnavailable(RuntimeError):
+    """This host cannot confine a strategy (no seccomp: not Linux on x86-64 or arm64), so none is run."""
 
 
 class Sandbox:
@@ -84,6 +102,8 @@ class Sandbox:
         self._process: subprocess.Popen | None = None
         self._workdir: str | None = None
         self._buffer = b""
+        self._received = 0
+        self._deadline = 0.0
         self._failure: StrategyFailure | None = None
 
     def __enter__(self) -> Sandbox:
@@ -95,7 +115,7 @@ class Sandbox:
     # -- the strategy's life ------------------------------------------------------------------
 
     def start(self, seed: int) -> None:
-        """A fresh copy of the strategy's module for a new trial, its ``random`` seeded."""
+        """A fresh process for a new trial, running the strategy's module with ``random`` seeded."""
         if self._process is None:
             self._spawn()
             self._ask({"op": "load", "code": self.code}, self.limits.start_seconds)
@@ -111,12 +131,20 @@ class Sandbox:
         self.calls += 1
         return self._ask({"op": "call", "arguments": list(arguments)}, self.limits.call_seconds)["value"]
 
+    def finish(self) -> None:
+        """End the last trial: its process must have said nothing more and must exit at once."""
+        if self._process is not None:
+            self._ask({"op": "end"}, self.limits.start_seconds)
+
     def close(self) -> None:
         if self._process is not None:
             self._kill()
             for stream in (self._process.stdin, self._process.stdout):
                 if stream:
-                    stream.close()
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
             self._process = None
         if self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)
@@ -127,7 +155,9 @@ class Sandbox:
     def _spawn(self) -> None:
         self._workdir = tempfile.mkdtemp(prefix="gaamas-strategy-")
         if os.getuid() == 0:
-            os.chown(self._workdir, 65534, 65534)  # the child runs as nobody, and writes only here
+            os.chown(self._workdir, 65534, 65534)
+            os.chmod(self._workdir, 0o500)  # nobody may look, nobody may write
+        self._deadline = time.monotonic() + self.limits.total_seconds
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-S", "-B", str(RUNNER)],
             stdin=subprocess.PIPE,
@@ -142,39 +172,57 @@ class Sandbox:
             "workdir": self._workdir,
             "modules": list(ALLOWED_MODULES),
             "memory_bytes": self.limits.memory_bytes,
-            "cpu_seconds": self.limits.cpu_seconds,
-            "file_bytes": self.limits.file_bytes,
+            "total_cpu_seconds": self.limits.supervisor_cpu_seconds,
+            "trial_cpu_seconds": self.limits.trial_cpu_seconds,
+            "call_seconds": self.limits.call_seconds,
+            "start_seconds": self.limits.start_seconds,
             "output_bytes": self.limits.output_bytes,
             "max_items": self.limits.max_items,
         }
         ready = self._ask(setup, self.limits.start_seconds)
-        self.layers = tuple(ready.get("layers", ()))
+        layers = ready.get("layers")
+        if not isinstance(layers, list) or not all(isinstance(layer, str) for layer in layers):
+            raise self._fail(StrategyFailure("crashed", "the sandbox did not start"))
+        self.layers = tuple(layers) + CHILD_LAYERS
+        if REQUIRED_LAYER not in layers:
+            self.close()
+            raise SandboxUnavailable(
+                f"cannot confine model-written code on this host ({sys.platform}, {os.uname().machine}): "
+                "strategies run only where Linux's seccomp filter is available (x86-64 or arm64)"
+            )
 
     def _ask(self, message: dict, timeout: float) -> dict:
         if self._failure:
             raise self._failure
         try:
-            self._process.stdin.write(json.dumps(message).encode() + b"\n")
+            self._process.stdin.write(_line(message))
             self._process.stdin.flush()
-        except (BrokenPipeError, OSError):
+        except (OSError, ValueError):
             raise self._fail(self._death()) from None
-        answer = self._read_line(timeout)
-        if "violation" in answer:
+        answer = self._read_answer(timeout)
+        if answer.get("ok") is True:
+            if "value" in answer:
+                check_value(answer["value"], self.limits.max_items)
+            return answer
+        kind, detail = answer.get("kind"), answer.get("detail", "")
+        if answer.get("ok") is not False or kind not in KINDS or not isinstance(detail, str):
             self._kill()
-            raise self._fail(StrategyFailure("forbidden operation", f"{answer['violation']} {answer.get('detail', '')}".strip()))
-        if not answer.get("ok", False):
-            self._kill()  # a strategy that failed once is not used again
-            raise self._fail(StrategyFailure(answer.get("kind", "crashed"), answer.get("detail", "")))
-        return answer
+            raise self._fail(StrategyFailure("crashed", "the sandbox sent something that is not an answer"))
+        self._kill()  # a strategy that failed once is not used again
+        raise self._fail(StrategyFailure(kind, detail[:300]))
 
-    def _read_line(self, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
+    def _read_answer(self, timeout: float) -> dict:
+        remaining_budget = self._deadline - time.monotonic()
+        over_budget = remaining_budget < timeout
+        deadline = time.monotonic() + min(timeout, max(remaining_budget, 0.0))
         fd = self._process.stdout.fileno()
         limit = self.limits.output_bytes + 4096
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._kill()
+                if over_budget:
+                    raise self._fail(StrategyFailure("timeout", f"used its whole budget of {self.limits.total_seconds:g} s"))
                 raise self._fail(StrategyFailure("timeout", f"no answer within {timeout:g} s"))
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
@@ -183,30 +231,36 @@ class Sandbox:
             if not chunk:
                 raise self._fail(self._death())
             self._buffer += chunk
+            self._received += len(chunk)
             if len(self._buffer) > limit:
                 self._kill()
                 raise self._fail(StrategyFailure("output limit", f"an answer of more than {limit} bytes"))
+            if self._received > self.limits.total_output_bytes:
+                self._kill()
+                raise self._fail(
+                    StrategyFailure("output limit", f"answers of more than {self.limits.total_output_bytes} bytes in all")
+                )
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
-            answer = json.loads(line)
-        except ValueError:
+            answer = safejson.loads(line, max_depth=MAX_VALUE_DEPTH + 2)
+        except safejson.JSONError:
             answer = None
         if not isinstance(answer, dict):
             self._kill()
-            raise self._fail(StrategyFailure("crashed", "the strategy's process wrote something unreadable"))
+            raise self._fail(StrategyFailure("crashed", "the sandbox sent something unreadable"))
         return answer
 
     def _death(self) -> StrategyFailure:
-        """Why the process ended, once it has."""
+        """Why the supervisor ended, once it has."""
         try:
             code = self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._kill()
             return StrategyFailure("crashed", "the strategy's process stopped answering")
         if code == -signal.SIGXCPU:
-            return StrategyFailure("CPU limit", f"more than {self.limits.cpu_seconds} CPU seconds")
-        if code == -signal.SIGXFSZ:
-            return StrategyFailure("output limit", f"wrote a file of more than {self.limits.file_bytes} bytes")
+            return StrategyFailure("CPU limit", f"more than {self.limits.supervisor_cpu_seconds} CPU seconds in all")
+        if code == -signal.SIGSYS:
+            return StrategyFailure("forbidden operation", "a system call outside the sandbox's allow-list")
         if code < 0:
             return StrategyFailure("crashed", f"killed by {signal.Signals(-code).name}")
         return StrategyFailure("crashed", f"the strategy's process exited with status {code}")
@@ -223,3 +277,30 @@ class Sandbox:
         except (ProcessLookupError, PermissionError):
             self._process.kill()
         self._process.wait()
+
+
+#: What each trial's process adds to the supervisor's layers (runner.CHILD_LAYERS).
+CHILD_LAYERS = ("fresh process per trial", "seccomp allow-list per trial", "audit hook", "import allow-list")
+
+
+def _line(message: dict) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def check_value(value: Any, max_items: int) -> None:
+    """JSON's types, finite numbers, at most ``max_items`` values and MAX_VALUE_DEPTH levels, checked in
+    the host whatever the sandbox's own checks said."""
+    stack, count = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > max_items:
+            raise StrategyFailure("output limit", f"returned more than {max_items} values")
+        if depth > MAX_VALUE_DEPTH:
+            raise StrategyFailure("wrong return type", "returned a value nested too deeply")
+        if isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif not isinstance(item, (str, int, float, bool, type(None))):
+            raise StrategyFailure("wrong return type", f"returned a {type(item).__name__}")

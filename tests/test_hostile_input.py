@@ -1,0 +1,200 @@
+"""Every parser is total: a reply, a strategy's code, a journal or a cassette of any size, depth or
+content gives a decision, an invalid answer with its reason, or one line naming the file, and never
+another exception. Fuzzed with hypothesis, and with the inputs that broke the parsers before."""
+
+import json
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_gaamas import answers, safejson
+from pytest_gaamas.errors import UnreadableFile
+from pytest_gaamas.games import bos_agents, dictator, portfolio, prisoners, repeated, ring
+from pytest_gaamas.play import Answer, play_trial
+from pytest_gaamas.strategy import extract_code
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: Inputs that made the parsers raise or take seconds before they were made total and linear.
+KNOWN_BREAKERS = {
+    "deep nesting": "[" * 1000,
+    "deep object": '{"a":' * 1000 + "1" + "}" * 1000,
+    "309-digit number": '{"my_share": ' + "9" * 309 + "}",
+    "4,301-digit number": '{"my_share": ' + "9" * 4301 + "}",
+    "1e400": '{"my_share": 1e400}',
+    "NaN": '{"my_share": NaN}',
+    "-Infinity": '{"my_share": -Infinity}',
+    "conflicting duplicate keys": '{"my_share": 500, "my_share": 5}',
+    "many open fences": "```\n" * 4000,
+    "fence and spaces": "```" + " " * 30000,
+    "fences with no newline": "```json" * 5000,
+    "lone surrogate": '{"action": "\\ud800"}',
+    "NUL bytes": "\x00" * 1000,
+    "a 1 MB reply": "x" * (1 << 20),
+}
+
+JSON_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20)
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+FIELD_NAMES = st.sampled_from(
+    ["my_share", "option", "decision", "action", "reasoning", "prediction", "move", "message", "asset_a", "asset_b", "code"]
+)
+LIKELY_VALUES = st.one_of(
+    JSON_VALUES,
+    st.sampled_from(["accept", "Reject", " Cooperate ", "Rock", "Paper", "Head", "A", "B", "X", "Y", "Foo", "Bar", ""]),
+    st.integers(-(10**40), 10**40),
+)
+ANSWER_OBJECTS = st.dictionaries(FIELD_NAMES, LIKELY_VALUES, max_size=4)
+
+
+def _render(obj) -> str:
+    return json.dumps(obj, allow_nan=True)
+
+
+REPLIES = st.one_of(
+    st.text(max_size=300),
+    ANSWER_OBJECTS.map(_render),
+    ANSWER_OBJECTS.map(lambda o: f"Here is my answer:\n```json\n{_render(o)}\n```\nThanks."),
+    ANSWER_OBJECTS.map(lambda o: f"```\n{_render(o)}\n``` and ```{_render(o)}```"),
+    st.tuples(st.sampled_from(["[", "{", "```", '"', "\\", "9", "{\"a\":"]), st.integers(1, 3000)).map(lambda t: t[0] * t[1]),
+    st.sampled_from(list(KNOWN_BREAKERS.values())),
+)  # fmt: skip
+
+
+@given(REPLIES)
+@FAST
+def test_reading_any_reply_gives_an_object_or_a_reason(reply):
+    try:
+        obj = answers.json_object(reply)
+    except answers.InvalidAnswer as error:
+        assert str(error).split(":", 1)[0] in {"empty reply", "not JSON", "not a JSON object"}
+    else:
+        assert isinstance(obj, dict)
+
+
+@pytest.mark.parametrize("name", KNOWN_BREAKERS)
+def test_the_inputs_that_broke_the_parsers_are_invalid_answers_now(name):
+    answer = answers.reader(dictator.read_share)(KNOWN_BREAKERS[name])
+    assert isinstance(answer, Answer) and not answer.valid and answer.reason
+
+
+def test_conflicting_duplicate_keys_are_invalid_and_agreeing_ones_are_not():
+    assert not answers.reader(dictator.read_share)('{"my_share": 500, "my_share": 5}').valid
+    assert answers.reader(dictator.read_share)('{"my_share": 5, "my_share": 5}').value == 5
+
+
+class Fuzzed:
+    """An agent whose every reply is drawn by hypothesis."""
+
+    spec = "fuzzed"
+
+    def __init__(self, data):
+        self.data = data
+
+    def reply(self, request):
+        return self.data.draw(REPLIES)
+
+
+GAMES = {
+    "portfolio": lambda: portfolio.PortfolioGame(portfolio.sample_subjects(1, 0)),
+    "dictator": lambda: dictator.DictatorGame("human"),
+    "alignment": lambda: dictator.AlignmentGame(next(iter(dictator.PREFERENCES))),
+    "ultimatum proposer": lambda: dictator.UltimatumGame("proposer"),
+    "ultimatum responder": lambda: dictator.UltimatumGame("responder"),
+    "ring, player 2": lambda: ring.RingGame(player=2, belief="implicit"),
+    "ring, player 1, CR": lambda: ring.RingGame(player=1, belief="given", version="b", conditional_reasoning=True),
+    "prisoner's dilemma": lambda: prisoners.PrisonersDilemma("Classic", "Rational", "named"),
+    "rock-paper-scissors": lambda: repeated.HiddenPatternGame(repeated.RPS_WIN_DRAW_LOSS, (("Rock",),)),
+    "matching pennies": lambda: repeated.HiddenPatternGame(repeated.MATCHING_PENNIES, (("Head", "Tail"),)),
+    "battle of the sexes": lambda: repeated.HiddenPatternGame(repeated.BATTLE_OF_THE_SEXES, (("A", "B"), ("B", "A"))),
+    "two agents talking": lambda: bos_agents.AgentCoordinationGame(2),
+}
+
+
+@pytest.mark.parametrize("name", GAMES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_every_game_plays_through_any_replies_and_checks_budget_range_and_type(name, data):
+    """Whatever the agent says, a trial ends with an outcome; every answer the game accepted lies
+    within its rules (checked here against the game's own schema), every other has a reason."""
+    game = GAMES[name]()
+    record = play_trial(game, Fuzzed(data), 0, seed=1, temperature=0.7)
+    assert isinstance(record.outcome, dict)
+    for answered in record.rounds:
+        assert answered.valid or answered.reason
+        if answered.valid:
+            assert_within_rules(name, answered.value)
+
+
+def assert_within_rules(name: str, value) -> None:
+    if name == "portfolio":
+        a, b = value
+        assert a >= 0 and b >= 0 and abs(a + b - portfolio.POINTS) <= portfolio.BUDGET_TOLERANCE_POINTS
+    elif name in ("dictator", "ultimatum proposer"):
+        assert 0 <= value <= dictator.PIE
+    elif name == "ultimatum responder":
+        assert value in ("accept", "reject")
+    elif isinstance(value, str):
+        assert value.strip() == value and value
+
+
+@given(st.one_of(st.text(max_size=400), REPLIES, st.text(alphabet="`pyth \n\tdef():{}\"code", max_size=400)))
+@FAST
+def test_extracting_code_from_any_reply_gives_code_or_a_reason(reply):
+    answer = extract_code(reply, "f")
+    assert answer.valid and isinstance(answer.value, str) or not answer.valid and answer.reason.startswith("no code")
+
+
+def test_code_is_found_in_the_shapes_small_models_write():
+    assert extract_code("```python\ndef f(x):\n    return 1\n```", "f").value == "def f(x):\n    return 1\n"
+    assert extract_code("Sure!\n```py\ndef f(x):\n    return 2", "f").value == "def f(x):\n    return 2\n"
+    assert extract_code('{"code": "def f(x): return 3"}', "f").value == "def f(x): return 3\n"
+    assert extract_code("```java\nint f;\n```\n```\ndef f(x): return 4\n```", "f").value == "def f(x): return 4\n"
+    prose_then_code = "```text\nMy plan.\n```\nThe code:\n```python\ndef f(x): return 5\n```"
+    assert extract_code(prose_then_code, "f").value == "def f(x): return 5\n"
+    assert not extract_code("```" + " " * 30000, "f").valid
+
+
+# -- JSON itself ----------------------------------------------------------------------------------
+
+FINITE_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@given(FINITE_JSON)
+@FAST
+def test_safe_json_reads_back_what_json_writes(value):
+    assert safejson.loads(json.dumps(value)) == value
+
+
+@given(st.text(alphabet=string.printable + "\x00\ud7ff", max_size=500))
+@FAST
+def test_safe_json_is_total(text):
+    try:
+        safejson.loads(text)
+    except safejson.JSONError as error:
+        assert str(error)
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+@given(st.binary(max_size=400))
+@FAST
+def test_a_damaged_file_read_as_json_is_one_line_naming_it(tmp_path_factory, content):
+    path = tmp_path_factory.mktemp("files") / "model.json"
+    path.write_bytes(content)
+    try:
+        safejson.read_file(path, what="model description", remedy="restore it")
+    except UnreadableFile as error:
+        assert str(path) in str(error) and "restore it" in str(error) and "\n" not in str(error)
