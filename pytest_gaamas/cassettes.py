@@ -1,22 +1,45 @@
-"""Recording and replaying model exchanges with vcrpy.
+"""Recording and replaying model exchanges with vcrpy, so that nothing recorded is ever lost.
 
 One cassette per test item, at ``<cassette dir>/<model>/<behaviour>/<item>.yaml``. Requests match on
 method, path and the parsed JSON body, never on order or host, so the embedded server's port does
 not matter and each trial's seed (in the body) makes repeated samples distinct requests; a recorded
-answer is served once. Only ``Content-Type`` is kept of the headers, on both sides, so no
-credential or cookie is ever written.
+answer is served once. Only ``Content-Type`` is kept of the headers, on both sides, and credentials
+in the URL (user-info, key-bearing query parameters) are removed, so no secret is ever written.
+
+What keeps recordings safe:
+
+- a cassette is replaced only whole: written to a temporary file beside it, flushed to disk, then
+  renamed over the old one, so a run killed while writing leaves the old cassette as it was;
+- ``--gaamas-record=all`` records afresh into memory and, at the end, refuses to replace a cassette
+  whose recorded requests the new recording lacks (fewer trials, changed prompts) unless the run
+  says ``--gaamas-replace-recorded``; nothing is replaced then, and the new answers stay in the
+  item's journal (:mod:`pytest_gaamas.journal`), which also holds every finished trial's exchanges,
+  so a trial answered before a crash reaches the cassette when the item is next run;
+- a cassette that cannot be read or written is one line naming the file and saying what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
+import os
+import tempfile
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import vcr
+import yaml
+from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
+from vcr.request import Request
+from vcr.serialize import deserialize, serialize
+from vcr.serializers import compat
+
+from .errors import GaamasError, UnreadableFile, UnwritableOutput
+from .redact import redact_url
 
 #: --gaamas-record values, and the vcrpy modes that implement them.
 RECORD_MODES = {
@@ -26,6 +49,11 @@ RECORD_MODES = {
 }
 KEPT_HEADERS = frozenset({"content-type"})
 MATCHER = "gaamas_json_request"
+RESTORE_HINT = "restore it with `git checkout -- {path}`, or record it again with --gaamas-record=all"
+
+
+class RecordingRefused(GaamasError):
+    """``--gaamas-record=all`` would have dropped recorded exchanges; nothing was replaced."""
 
 
 @lru_cache(maxsize=65_536)
@@ -35,8 +63,13 @@ def _canonical_body(body: bytes | str | None) -> str:
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
     try:
         return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
+
+
+def request_key(request) -> tuple[str, str, str]:
+    """What two requests must share to be the same request."""
+    return request.method, request.path, _canonical_body(request.body)
 
 
 def same_request(r1, r2) -> bool:
@@ -50,6 +83,7 @@ def _keep_only_content_type(headers) -> dict:
 
 def _scrub_request(request):
     request.headers = _keep_only_content_type(request.headers)
+    request.uri = redact_url(request.uri)
     return request
 
 
@@ -58,26 +92,151 @@ def _scrub_response(response: dict) -> dict:
     return response
 
 
-def _recorder(record_mode: str) -> vcr.VCR:
+class SafePersister:
+    """vcrpy's file persister, made total on reading and atomic on writing. One per cassette: in
+    ``all`` mode it hides the old cassette from vcrpy (nothing old is served or merged) and guards
+    it at saving time."""
+
+    def __init__(self, record_mode: str, replace_recorded: bool):
+        self.record_mode = record_mode
+        self.replace_recorded = replace_recorded
+        #: Why the cassette could not be saved: raised once vcrpy has unpatched the HTTP clients
+        #: (an error raised inside its save would leave them patched).
+        self.error: GaamasError | None = None
+
+    def load_cassette(self, cassette_path, serializer):
+        if self.record_mode == "all":
+            raise CassetteNotFoundError()
+        return read_interactions(Path(cassette_path), serializer)
+
+    def save_cassette(self, cassette_path, cassette_dict, serializer):
+        path = Path(cassette_path)
+        try:
+            if self.record_mode == "all" and not self.replace_recorded and path.is_file():
+                self._refuse_if_dropping(path, cassette_dict, serializer)
+            write_atomically(path, serialize(cassette_dict, serializer), what="cassette")
+        except GaamasError as error:
+            self.error = error
+
+    @staticmethod
+    def _refuse_if_dropping(path: Path, cassette_dict, serializer) -> None:
+        old_requests, _, *_ = read_interactions(path, serializer)
+        new = {request_key(r) for r in cassette_dict["requests"]}
+        dropped = sum(request_key(r) not in new for r in old_requests)
+        if dropped:
+            raise RecordingRefused(
+                f"{path} was not replaced: this run asked {len(new)} requests and would drop {dropped} of the "
+                f"{len(old_requests)} recorded there (fewer trials, or other prompts). The new answers are kept in "
+                "the journal. Replace it on purpose with --gaamas-replace-recorded, or record with the settings it "
+                "was recorded with."
+            )
+
+
+def read_interactions(path: Path, serializer) -> tuple:
+    """(requests, responses[, metadata]) of the cassette at ``path``, or one clear line."""
+    if not path.is_file():
+        raise CassetteNotFoundError()
+    hint = RESTORE_HINT.format(path=path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UnreadableFile(f"{path}: cannot read this cassette ({_reason(error)}); {hint}") from None
+    if not text.strip():
+        raise CassetteNotFoundError()
+    try:
+        loaded = deserialize(text, serializer)
+        for response in loaded[1]:
+            response["status"]["code"], response["body"]["string"]  # noqa: B018 - the shape replay relies on
+    except (yaml.YAMLError, ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        raise UnreadableFile(f"{path}: not a readable cassette ({_reason(error)}); {hint}") from None
+    return loaded
+
+
+def write_atomically(path: Path, text: str, *, what: str) -> None:
+    """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as error:
+        raise UnwritableOutput(f"cannot write the {what} {path} ({_reason(error)}); make its directory writable") from None
+
+
+def _reason(error: BaseException) -> str:
+    strerror = getattr(error, "strerror", None)
+    if strerror:
+        return strerror
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:160]
+
+
+def _recorder(persister: SafePersister) -> vcr.VCR:
     recorder = vcr.VCR(
-        record_mode=RECORD_MODES[record_mode],
+        record_mode=RECORD_MODES[persister.record_mode],
         match_on=[MATCHER],
         before_record_request=_scrub_request,
         before_record_response=_scrub_response,
         decode_compressed_response=True,
     )
     recorder.register_matcher(MATCHER, same_request)
+    recorder.register_persister(persister)
     return recorder
 
 
 @contextlib.contextmanager
-def cassette(path: Path, record_mode: str) -> Iterator:
-    """Record or replay every HTTP exchange inside the block, per ``record_mode``."""
+def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) -> Iterator:
+    """Record or replay every HTTP exchange inside the block, per ``record_mode``. The cassette is
+    written when the block ends, also when it ends by an error: what was answered is kept."""
     if record_mode not in RECORD_MODES:
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
-    if record_mode != "none":
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if record_mode == "all" and path.exists():
-        path.unlink()  # vcrpy would keep the old exchanges beside the new ones
-    with _recorder(record_mode).use_cassette(str(path)) as tape:
+    persister = SafePersister(record_mode, replace_recorded)
+    with _recorder(persister).use_cassette(str(path)) as tape:
         yield tape
+    if persister.error is not None:
+        raise persister.error
+
+
+# -- exchanges as the journal keeps them -------------------------------------------------------
+
+
+def exchanges_since(tape, start: int) -> list[dict[str, Any]]:
+    """The exchanges recorded on ``tape`` from index ``start`` on, as JSON-able dicts (copies: vcrpy's
+    converters change what they are given)."""
+    return [
+        {"request": _text(compat.convert_to_unicode(request._to_dict())), "response": _text(compat.convert_to_unicode(copy.deepcopy(response)))}
+        for request, response in tape.data[start:]
+    ]
+
+
+def _text(value: Any) -> Any:
+    """Bytes left anywhere in an exchange, as text (a chat server's bodies and headers are UTF-8)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, dict):
+        return {key: _text(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_text(item) for item in value]
+    return value
+
+
+def restore(tape, exchanges: list[dict[str, Any]]) -> int:
+    """Put journaled exchanges back on ``tape`` where it does not hold them yet; how many were."""
+    held = {request_key(request) for request in tape.requests}
+    restored = 0
+    for exchange in exchanges:
+        request = Request._from_dict(exchange["request"])
+        if request_key(request) in held:
+            continue
+        tape.append(request, compat.convert_to_bytes(copy.deepcopy(exchange["response"])))
+        held.add(request_key(request))
+        restored += 1
+    return restored

@@ -12,7 +12,6 @@ p-value is below alpha and it moved the wrong way by more than the allowed drop.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -22,7 +21,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from . import stats
+from . import safejson, stats
 from .report import NO_VALUE, Score, p_value_text
 
 ALPHA = 0.05
@@ -50,10 +49,15 @@ def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, dict[str, Any]]:
         hint = f"saved runs in {runs_dir}: {', '.join(known)}" if known else f"no runs are saved in {runs_dir}"
         raise CompareError(f"no saved run {name_or_path!r} ({hint}); save one with --gaamas-save=NAME")
     try:
-        document = json.loads(path.read_text())
+        document = safejson.loads(path.read_text(encoding="utf-8"))
         scores = [Score.from_json(s) for s in document["scores"]]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CompareError(f"{path} is not a saved gaamas run ({error.__class__.__name__}: {error})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CompareError(f"{path}: cannot read this saved run ({getattr(error, 'strerror', None) or error})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise CompareError(
+            f"{path} is not a saved gaamas run ({error.__class__.__name__}: {str(error)[:120]}); "
+            "save one again with --gaamas-save=NAME"
+        ) from None
     return path, {**document, "scores": scores}
 
 

@@ -14,15 +14,17 @@ from typing import Any
 
 import pytest
 
-from . import __version__, cassettes, fidelity
-from .errors import GaamasError, MissingCassette, ModelChanged
+from . import __version__, cassettes, fidelity, safejson
+from .errors import GaamasError, MissingCassette, ModelChanged, UnreadableFile
 from .journal import Journal
 from .models import Model, slug
+from .redact import redact_text
 from .play import Game, TrialRecord, fingerprint, play_trial
 from .fidelity import Fidelity, HumanChoices
 from .report import NO_VALUE, ReferenceRow, Score, cell, p_value_text
 from .settings import Settings
 from .stats import Estimate
+from .sandbox import SandboxUnavailable
 from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
 
 SCORE_PROPERTY = "gaamas_score"
@@ -33,6 +35,7 @@ PROGRESS_EVERY_S = 5.0
 @dataclass
 class ItemPaths:
     cassette: Path
+    #: The journal's stem: its file adds the fingerprint of model, game, seed and temperature.
     journal: Path
     model_meta: Path
     #: The cassette is another item's, shared by a criterion that spans cells.
@@ -97,7 +100,7 @@ class Experiment:
         journal = own if recorded == own else f"{own}--{recorded}"
         return ItemPaths(
             cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml",
-            journal=self.settings.journal_dir / model_dir / self.behaviour / f"{journal}.jsonl",
+            journal=self.settings.journal_dir / model_dir / self.behaviour / journal,
             model_meta=self.settings.cassette_dir / self.model.directory / "model.json",
             shared=recorded != own,
         )
@@ -130,7 +133,10 @@ class Experiment:
         contract = game.strategy()
         asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]
         if asked.outcome["valid"]:
-            self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=self.seed)
+            try:
+                self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=self.seed)
+            except SandboxUnavailable as error:
+                pytest.skip(f"strategy not run: {error}")
         else:
             self.strategy = no_strategy(asked.outcome["reason"], trials)
         if self.strategy.failure is not None:
@@ -143,12 +149,18 @@ class Experiment:
         started = last_report = time.monotonic()
         complete = False
         try:
-            with self._recording(paths):
+            with self._recording(paths) as tape:
+                if tape is not None and self.settings.record != "none":
+                    for entry in journal.finished.values():  # answered before a crash: into the cassette
+                        cassettes.restore(tape, entry.exchanges)
                 for trial in range(trials):
-                    record = journal.finished.get(trial)
-                    if record is None:
+                    entry = journal.finished.get(trial)
+                    if entry is None:
+                        before = len(tape.data) if tape is not None else 0
                         record = play_trial(game, self.model, trial, seed=self.seed, temperature=temperature)
-                        journal.write(record)
+                        journal.write(record, cassettes.exchanges_since(tape, before) if tape is not None else [])
+                    else:
+                        record = entry.record
                     records.append(record)
                     if time.monotonic() - last_report >= PROGRESS_EVERY_S:
                         last_report = time.monotonic()
@@ -158,7 +170,7 @@ class Experiment:
                         )
             complete = True
         except GaamasError as error:
-            pytest.fail(f"{self.model.spec}: {error}", pytrace=False)
+            pytest.fail(f"{self.model.spec}: {redact_text(str(error))}", pytrace=False)
         finally:
             journal.close(complete=complete)
         for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
@@ -170,8 +182,9 @@ class Experiment:
 
     @contextlib.contextmanager
     def _recording(self, paths: ItemPaths):
+        """The item's cassette (None for agents without a server), written when the block ends."""
         if not self.model.uses_http:
-            yield
+            yield None
             return
         mode = self.settings.record
         if mode == "all" and paths.shared:
@@ -182,9 +195,9 @@ class Experiment:
                 "record it with --gaamas-record=once"
             )
         self._check_model_unchanged(paths.model_meta)
-        with cassettes.cassette(paths.cassette, mode) as tape:
+        with cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
             before = len(tape.data)
-            yield
+            yield tape
             recorded = len(tape.data) > before or (mode == "all" and len(tape.data) > 0)
         if recorded:
             self._write_model_meta(paths.model_meta)
@@ -193,7 +206,7 @@ class Experiment:
         """Refuse to mix answers of two different models under one name in one cassette set."""
         if self.settings.record != "once" or not meta_path.exists():
             return
-        recorded = json.loads(meta_path.read_text()).get("digest")
+        recorded = read_model_meta(meta_path).get("digest")
         current = self.model.digest()
         if recorded and current and recorded != current:
             raise ModelChanged(
@@ -204,10 +217,9 @@ class Experiment:
     def _write_model_meta(self, meta_path: Path) -> None:
         provenance = self.model.provenance()
         meta = {**provenance, "recorded_with": f"pytest-gaamas {__version__}"}
-        if meta_path.exists() and json.loads(meta_path.read_text()) == meta:
+        if meta_path.exists() and read_model_meta(meta_path) == meta:
             return
-        meta_path.parent.mkdir(parents=True, exist_ok=True)
-        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        cassettes.write_atomically(meta_path, json.dumps(meta, indent=2, sort_keys=True) + "\n", what="model description")
 
     # -- reporting --------------------------------------------------------------------------------
 
@@ -306,6 +318,17 @@ class Experiment:
         """A row of human or benchmark figures to show under the models in ``table``."""
         row = ReferenceRow(table=table, label=label, cells=dict(cells), source=source, status=status)
         self.item.user_properties.append((REFERENCE_PROPERTY, json.dumps(row.to_json())))
+
+
+def read_model_meta(path: Path) -> dict[str, Any]:
+    """What ``model.json`` says of the model the cassettes beside it were recorded from."""
+    meta = safejson.read_file(
+        path, what="model description",
+        remedy=f"restore it with `git checkout -- {path}`, or delete it and record again with --gaamas-record=all",
+    )  # fmt: skip
+    if not isinstance(meta, dict):
+        raise UnreadableFile(f"{path}: not a model description (a JSON object); restore it with `git checkout -- {path}`")
+    return meta
 
 
 def behaviour_name(item: pytest.Item) -> str:

@@ -1,62 +1,103 @@
 """Nothing lost: every finished trial is written as it finishes, one JSON line a trial.
 
-A test item's journal lives until the item has played all its trials. A run that dies (Ctrl-C, a dying
-server) leaves it behind, and the next run of the same item, with the same model, game, seed and
-temperature, takes the finished trials from it instead of asking the model again.
+A test item's journal lives until the item has played all its trials and its cassette is safely
+written. A run that dies (Ctrl-C, SIGKILL, a dying server, a cassette that cannot be written) leaves
+it behind, and the next run of the same item, with the same model, game, seed and temperature, takes
+the finished trials from it instead of asking the model again, and puts their recorded HTTP
+exchanges (kept in the journal too) back into the cassette.
+
+The file is ``<item>.<fingerprint>.jsonl``: the fingerprint of model, game, seed and temperature is
+in its name, so runs at another seed or temperature keep journals of their own. Its first line is a
+header; each other line is one trial. A line that cannot be read (cut short by a crash, or damaged)
+costs that line only: its trial is played again.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from . import safejson
+from .cassettes import write_atomically
+from .errors import UnreadableFile, UnwritableOutput
 from .play import TrialRecord
 
-FORMAT = 1
+FORMAT = 2
+
+
+@dataclass
+class JournalEntry:
+    record: TrialRecord
+    #: The HTTP exchanges recorded while the trial was played (empty for agents without a server).
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.record.to_json(), "exchanges": self.exchanges}
 
 
 class Journal:
-    def __init__(self, path: Path, fingerprint: str):
-        self.path = path
+    def __init__(self, stem: Path, fingerprint: str):
+        self.path = stem.with_name(f"{stem.name}.{fingerprint}.jsonl")
         self.fingerprint = fingerprint
-        self.finished: dict[int, TrialRecord] = self._load()
+        #: Lines that could not be read, and so cost their trial.
+        self.unreadable_lines = 0
+        self.finished: dict[int, JournalEntry] = self._load()
         self._handle = None
 
-    def _load(self) -> dict[int, TrialRecord]:
+    def _load(self) -> dict[int, JournalEntry]:
         try:
-            lines = self.path.read_text().splitlines()
+            with self.path.open("rb") as handle:
+                lines = handle.read().split(b"\n")
         except FileNotFoundError:
             return {}
-        if not lines:
-            return {}
-        try:
-            header = json.loads(lines[0])
-        except ValueError:
-            return {}
-        if header.get("format") != FORMAT or header.get("fingerprint") != self.fingerprint:
-            return {}  # another model, game, seed or temperature: nothing here is ours
+        except OSError as error:
+            raise UnreadableFile(
+                f"{self.path}: cannot read this journal ({error.strerror}); fix its permissions or move it away, "
+                "then run again"
+            ) from None
         finished = {}
-        for line in lines[1:]:
+        for line in lines:
+            if not line.strip():
+                continue
             try:
-                record = TrialRecord.from_json(json.loads(line))
-            except (ValueError, KeyError, TypeError):
-                break  # a line cut short by the crash; everything after it is unreliable
-            finished[record.trial] = record
+                data = safejson.loads(line)
+                if isinstance(data, dict) and "format" in data and "trial" not in data:
+                    if data.get("format") != FORMAT or data.get("fingerprint") != self.fingerprint:
+                        return {}  # another format or another game: nothing here is ours
+                    continue
+                record = TrialRecord.from_json(data)
+                exchanges = data.get("exchanges", [])
+                if type(record.trial) is not int or not isinstance(exchanges, list) or not all(isinstance(e, dict) for e in exchanges):
+                    raise TypeError("exchanges")
+            except (safejson.JSONError, KeyError, TypeError, ValueError, AttributeError):
+                self.unreadable_lines += 1
+                continue
+            finished[record.trial] = JournalEntry(record, exchanges)
         return finished
 
-    def write(self, record: TrialRecord) -> None:
-        if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            resumed = list(self.finished.values())
-            self._handle = self.path.open("w")
-            self._handle.write(json.dumps({"format": FORMAT, "fingerprint": self.fingerprint}) + "\n")
-            for old in resumed:
-                self._handle.write(json.dumps(old.to_json()) + "\n")
-        self._handle.write(json.dumps(record.to_json()) + "\n")
-        self._handle.flush()  # a killed process loses nothing it finished
-        self.finished[record.trial] = record
+    def write(self, record: TrialRecord, exchanges: list[dict[str, Any]]) -> None:
+        entry = JournalEntry(record, exchanges)
+        try:
+            if self._handle is None:
+                # Rewritten whole before the first new line, without the unreadable lines; atomically,
+                # so that a crash now leaves the old journal, not half of one.
+                lines = [json.dumps({"format": FORMAT, "fingerprint": self.fingerprint})]
+                lines += [json.dumps(old.to_json()) for old in self.finished.values()]
+                write_atomically(self.path, "\n".join(lines) + "\n", what="journal")
+                self._handle = self.path.open("a", encoding="utf-8")
+            self._handle.write(json.dumps(entry.to_json()) + "\n")
+            self._handle.flush()  # a killed process loses nothing it finished
+        except OSError as error:
+            raise UnwritableOutput(
+                f"cannot journal trials to {self.path} ({error.strerror}); make it writable or choose "
+                "another --gaamas-journal-dir"
+            ) from None
+        self.finished[record.trial] = entry
 
     def close(self, *, complete: bool) -> None:
+        """``complete``: every trial is played and safe in the cassette, so the journal goes."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
 from . import compare
+from .cassettes import write_atomically
+from .errors import UnwritableOutput
 from .experiment import REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
 from .models import Model, resolve
 from .provenance import run_provenance
@@ -36,6 +41,8 @@ class GaamasSession:
         self.changes: list[compare.CellChange] = []
         self.compare_notes: list[str] = []
         self.saved_run: tuple = ()
+        #: Outputs that could not be written, said at the end of the summary.
+        self.errors: list[str] = []
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -60,6 +67,8 @@ class GaamasSession:
                 self.references.append(ReferenceRow(**json.loads(value)))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        for error in self.errors:
+            terminalreporter.write_line(f"gaamas: {error}", red=True, bold=True)
         if self.is_worker or not self.scores:
             return
         for table in build_tables(self.scores, self.references, self.settings.models):
@@ -85,11 +94,11 @@ class GaamasSession:
                     document["comparison"] = {"with": self.settings.compare, "notes": self.compare_notes,
                                               "cells": [c.to_json() for c in self.changes]}  # fmt: skip
                 if self.settings.json_path:
-                    self._write(self.settings.json_path, document)
+                    self._write(session, self.settings.json_path, document)
                 if self.settings.save:
                     path = compare.saved_path(self.settings.save, self.settings.runs_dir)
-                    self._write(path, document)
-                    self.saved_run = (self.settings.save, path)
+                    if self._write(session, path, document):
+                        self.saved_run = (self.settings.save, path)
         finally:
             for model in self.models.values():
                 model.close()
@@ -127,10 +136,23 @@ class GaamasSession:
             "tables": [t.to_json() for t in build_tables(self.scores, self.references, self.settings.models)],
         }
 
-    @staticmethod
-    def _write(path, document: dict) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, indent=2) + "\n")
+    def _write(self, session: pytest.Session, path, document: dict) -> bool:
+        """The run's document at ``path``, whole or not at all. If it cannot be written there, it is
+        written to a file in the temporary folder instead, the session fails, and the summary says where."""
+        text = json.dumps(document, indent=2) + "\n"
+        try:
+            write_atomically(path, text, what="run")
+            return True
+        except UnwritableOutput as error:
+            fallback = Path(tempfile.gettempdir()) / f"gaamas-run-{self.started:%Y%m%dT%H%M%S}-{os.getpid()}.json"
+            try:
+                write_atomically(fallback, text, what="run")
+                kept = f"the run is kept in {fallback}"
+            except UnwritableOutput:
+                kept = "and it could not be kept elsewhere either"
+            self.errors.append(f"{error}: {kept}")
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

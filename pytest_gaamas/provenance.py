@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 from datetime import datetime
 
 from . import __version__
+from .experiment import read_model_meta
 
 
 def _recorded(state, spec: str) -> dict:
@@ -15,7 +15,7 @@ def _recorded(state, spec: str) -> dict:
     meta_path = state.settings.cassette_dir / model.directory / "model.json"
     if not meta_path.exists():
         return {}
-    meta = json.loads(meta_path.read_text())
+    meta = read_model_meta(meta_path)
     return {"recorded_digest": meta.get("digest"), "recorded_with": meta.get("recorded_with")}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,11 @@ def add_options(parser: pytest.Parser) -> None:
     )  # fmt: skip
     option("runs-dir", "string", "where saved runs live (default: <rootdir>/gaamas-runs)", metavar="DIR")
     option(
+        "replace-recorded", "bool", action="store_true", default=False,
+        help="let --gaamas-record=all replace a cassette even where the new recording lacks some of its recorded "
+        "requests (fewer trials, changed prompts); without it such a cassette is kept and the item fails",
+    )  # fmt: skip
+    option(
         "threshold", "linelist", action="append", default=None, metavar="NAME=VALUE",
         help="override a behaviour's pass threshold, e.g. garp_consistency.min_mean_ccei=0.85 (repeatable)",
     )  # fmt: skip
@@ -76,12 +82,13 @@ class Settings:
     #: Behaviour (or "" for every behaviour) -> the drop that fails the session.
     allowed_drops: dict[str, float] = field(default_factory=dict)
     runs_dir: Path = Path("gaamas-runs")
+    replace_recorded: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
         def value(name: str):
             cli = config.getoption(f"gaamas_{name}")
-            if cli not in (None, []):
+            if cli is not None and cli is not False and cli != []:  # 0 is a value, not an absence
                 return cli
             ini = config.getini(f"gaamas_{name}")
             return ini if ini not in ("", [], None) else None
@@ -139,7 +146,7 @@ class Settings:
 
         root = Path(config.rootpath)
         json_path = value("json")
-        return cls(
+        settings = cls(
             models=models,
             trials=trials,
             seed=number("seed", int) or 0,
@@ -153,4 +160,39 @@ class Settings:
             compare=compare,
             allowed_drops=allowed_drops,
             runs_dir=root / (value("runs_dir") or "gaamas-runs"),
+            replace_recorded=bool(value("replace_recorded")),
         )
+        settings.check_outputs()
+        return settings
+
+    def check_outputs(self) -> None:
+        """Every place this run will write, tried now: a long run must not end unable to save."""
+        places = [("--gaamas-journal-dir", self.journal_dir)]
+        if self.record != "none":
+            places.append(("--gaamas-cassette-dir", self.cassette_dir))
+        if self.json_path is not None:
+            places.append(("--gaamas-json", self.json_path.parent))
+        if self.save is not None:
+            places.append(("--gaamas-runs-dir", self.runs_dir))
+        for option, directory in places:
+            problem = unwritable(directory)
+            if problem:
+                raise pytest.UsageError(f"{option}: cannot write in {directory} ({problem}); choose another place")
+
+
+def unwritable(directory: Path) -> str | None:
+    """Why nothing could be written in ``directory`` (or in the nearest existing folder above it,
+    where it is yet to be made), or None. Tried with a real file: permission bits say nothing to root."""
+    existing = directory
+    while not existing.exists():
+        if existing.parent == existing:
+            return "no such folder"
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        return error.strerror or str(error)
+    return None

@@ -1,5 +1,8 @@
 import json
+import os
+import signal
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -10,13 +13,34 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's exit may wait for a reaper that is slow to come)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def outlives(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` is still running after ``seconds``; killed if it is, so no test leaves it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not running(pid):
+            return False
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    return True
+
+
 class FakeChatServer:
     """A loopback stand-in for an OpenAI-compatible chat server (not a real model): answers every
     chat completion with ``content``, counts requests, and can be made to die after ``die_after``."""
 
-    def __init__(self, content: str, die_after: int | None = None):
+    def __init__(self, content: str, die_after: int | None = None, delay: float = 0.0):
         self.content = content
         self.die_after = die_after
+        self.delay = delay
         self.requests: list[dict] = []
         fake = self
 
@@ -30,6 +54,8 @@ class FakeChatServer:
                     self.connection.close()  # a dying server: no response at all
                     return
                 fake.requests.append(body)
+                if fake.delay:
+                    time.sleep(fake.delay)
                 reply = {
                     "id": f"fake-{len(fake.requests)}", "object": "chat.completion", "created": 0,
                     "model": body.get("model"),
@@ -58,8 +84,8 @@ class FakeChatServer:
 def fake_chat_server():
     servers = []
 
-    def start(content='{"asset_a": 50, "asset_b": 50}', die_after=None):
-        server = FakeChatServer(content, die_after)
+    def start(content='{"asset_a": 50, "asset_b": 50}', die_after=None, delay=0.0):
+        server = FakeChatServer(content, die_after, delay)
         servers.append(server)
         return server
 

@@ -13,6 +13,7 @@ import yaml
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
 from pytest_gaamas.models import resolve
 from pytest_gaamas.play import play_trial
+from conftest import outlives
 
 pytestmark = pytest.mark.live
 
@@ -50,3 +51,27 @@ def test_the_server_starts_only_when_needed_and_stops_on_close():
     finally:
         model.close()
     assert process.poll() is not None
+
+
+def test_the_server_dies_with_a_pytest_killed_by_sigkill(behaviour_project):
+    """The real llama.cpp server, started by a pytest that is then SIGKILLed, must not outlive it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gaamas-model=embedded:smollm2",
+               "--gaamas-trials=30", "--gaamas-record=all", "--gaamas-cassette-dir=recorded"]  # fmt: skip
+    run = subprocess.Popen(command, cwd=behaviour_project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = None
+    deadline = time.monotonic() + 120
+    while server is None and time.monotonic() < deadline and run.poll() is None:
+        listing = subprocess.run(["pgrep", "-P", str(run.pid), "-f", "llama_server"], capture_output=True, text=True)
+        server = int(listing.stdout.split()[0]) if listing.stdout.split() else None
+        time.sleep(0.2)
+    assert server is not None, "the run never started the embedded server"
+    time.sleep(1.0)  # let it answer a little
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    assert not outlives(server, 15), "the embedded server outlived the pytest that started it"
+

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelUnavailable
+from .lifeline import PARENT_ENV
 from .openai_compatible import OpenAICompatibleModel
 
 STARTUP_TIMEOUT_S = 120.0
@@ -140,7 +141,11 @@ class LlamaCppServer:
             *(["--chat_format", self.weights.chat_format] if self.weights.chat_format else []),
         ]  # fmt: skip
         log = self.log_path.open("wb")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # The server watches for this process's end, however it comes (llama_server.die_with_parent).
+        environment = {**os.environ, PARENT_ENV: str(os.getpid())}
+        self.process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment
+        )
         atexit.register(self.stop)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -195,6 +200,12 @@ class EmbeddedModel(OpenAICompatibleModel):
             return True
         self.server.ensure_running()
         return False
+
+    def _unreachable(self, error: Exception) -> str:
+        return (
+            f"the embedded llama.cpp server for {self.weights.name} stopped answering ({error.__cause__ or error}); "
+            f"its log is {self.server.log_path}. Finished trials are journaled: run again to resume."
+        )
 
     def digest(self) -> str | None:
         if self._file_digest is None:

@@ -9,12 +9,19 @@ several times faster than evaluating one token at a time. The server's own optio
 The Gemma 3 GGUF we serve carries no chat template, and llama-cpp-python's built-in ``gemma``
 format drops the system message, which holds the role a game assigns (a human, a rational agent).
 ``gemma3`` writes turns as Gemma 3's own template does: the system text opens the first user turn.
+
+The server dies with the process that started it, however that process ends (SIGKILL included):
+the kernel signals it when its parent dies, and a watchdog thread checks for a new parent besides.
 """
 
 from __future__ import annotations
 
+import os
+
 import llama_cpp.llama_cpp as llama_cpp_api
 from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
+
+from .lifeline import PARENT_ENV, die_with_parent
 
 _default_model_params = llama_cpp_api.llama_model_default_params
 GEMMA3_TURN_END = "<end_of_turn>\n"
@@ -43,6 +50,8 @@ def format_gemma3(messages, **_) -> ChatFormatterResponse:
 
 
 if __name__ == "__main__":
+    if os.environ.get(PARENT_ENV, "").isdigit():
+        die_with_parent(int(os.environ[PARENT_ENV]))
     llama_cpp_api.llama_model_default_params = model_params_without_repacking
     register_chat_format("gemma3")(format_gemma3)
     from llama_cpp.server.__main__ import main

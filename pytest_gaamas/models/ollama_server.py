@@ -8,6 +8,7 @@ import ollama
 
 from ..errors import ModelUnavailable
 from ..play import Request
+from ..redact import redact_url
 from .base import MAX_REPLY_TOKENS, Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
@@ -20,6 +21,8 @@ class OllamaModel(Model):
         super().__init__(f"ollama:{name}")
         self.name = name
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        #: The server as it may be shown and written: without credentials in the URL.
+        self.shown_url = redact_url(self.host)
         self.client = ollama.Client(host=self.host, timeout=REQUEST_TIMEOUT_S)
         self._digest: str | None = None
         self._digest_asked = False
@@ -40,15 +43,15 @@ class OllamaModel(Model):
         except ollama.ResponseError as error:
             if error.status_code == 404:
                 raise ModelUnavailable(
-                    f"Ollama at {self.host} has no model {self.name!r}: run `ollama pull {self.name}`"
+                    f"Ollama at {self.shown_url} has no model {self.name!r}: run `ollama pull {self.name}`"
                 ) from None
-            raise ModelUnavailable(f"Ollama at {self.host} answered HTTP {error.status_code}: {error.error}") from None
+            raise ModelUnavailable(f"Ollama at {self.shown_url} answered HTTP {error.status_code}: {error.error}") from None
         except Exception as error:  # vcrpy's refusal and transport errors surface unwrapped
             raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
             if not is_transport_error(error):
                 raise
             raise ModelUnavailable(
-                f"cannot reach Ollama at {self.host} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
+                f"cannot reach Ollama at {self.shown_url} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
             ) from None
         return response.message.content or ""
 
@@ -65,4 +68,4 @@ class OllamaModel(Model):
         return self._digest
 
     def provenance(self) -> dict:
-        return {"model": self.spec, "server": self.host, "digest": self.digest()}
+        return {"model": self.spec, "server": self.shown_url, "digest": self.digest()}

@@ -8,6 +8,7 @@ import openai
 
 from ..errors import ModelUnavailable
 from ..play import Request
+from ..redact import redact_url
 from .base import MAX_REPLY_TOKENS, Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
@@ -32,6 +33,8 @@ class OpenAICompatibleModel(Model):
         super().__init__(spec)
         self.name = name
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        #: The server as it may be shown and written: without credentials in the URL.
+        self.shown_url = redact_url(self.base_url)
         # A replay never reaches the server, so a missing key only matters for a live request, and
         # the server's 401 then says so.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "no-key-set"
@@ -55,14 +58,14 @@ class OpenAICompatibleModel(Model):
                 break
             except openai.NotFoundError:
                 raise ModelUnavailable(
-                    f"the server at {self.base_url} does not serve a model named {self.name!r}; "
+                    f"the server at {self.shown_url} does not serve a model named {self.name!r}; "
                     "check the name with GET /models on that server"
                 ) from None
             except openai.AuthenticationError:
-                raise ModelUnavailable(f"the server at {self.base_url} refused the API key: set OPENAI_API_KEY") from None
+                raise ModelUnavailable(f"the server at {self.shown_url} refused the API key: set OPENAI_API_KEY") from None
             except openai.APIStatusError as error:
                 raise ModelUnavailable(
-                    f"the server at {self.base_url} answered HTTP {error.status_code}: {error.message}"
+                    f"the server at {self.shown_url} answered HTTP {error.status_code}: {error.message}"
                 ) from None
             except Exception as error:  # connection errors arrive wrapped or raw, vcrpy's refusal raw
                 raise_if_cassette_miss(error, summary(request, self.name))
@@ -90,7 +93,7 @@ class OpenAICompatibleModel(Model):
 
     def _unreachable(self, error: Exception) -> str:
         return (
-            f"cannot reach the OpenAI-compatible server at {self.base_url} ({error.__cause__ or error}); "
+            f"cannot reach the OpenAI-compatible server at {self.shown_url} ({error.__cause__ or error}); "
             "start it, or point OPENAI_BASE_URL at it"
         )
 
@@ -98,7 +101,7 @@ class OpenAICompatibleModel(Model):
         return self._fingerprint
 
     def provenance(self) -> dict:
-        return {"model": self.spec, "server": self.base_url, "digest": self.digest()}
+        return {"model": self.spec, "server": self.shown_url, "digest": self.digest()}
 
     def close(self) -> None:
         self.client.close()

@@ -1,0 +1,282 @@
+"""Faults an unlucky user meets: servers that die, a pytest killed mid-run, folders that cannot be
+written, files that are damaged, secrets in a server's URL. In each, count what was lost (it must be
+nothing: every answered trial is in the cassette or the journal) and read the message (one line
+that says what to do, no traceback).
+
+The chat server here is the suite's loopback stand-in (``conftest.FakeChatServer``), not a model.
+"""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_gaamas.journal import Journal
+from pytest_gaamas.play import RoundRecord, TrialRecord
+from conftest import outlives
+
+MODEL = "--gaamas-model=openai:fake"
+REQUESTS_PER_TRIAL = 25  # the portfolio game: one request per budget
+
+
+def cassette_of(project) -> Path:
+    return project.path / "cassettes" / "openai-fake" / "garp_consistency" / "test_garp_consistency.yaml"
+
+
+def journals_of(project) -> list[Path]:
+    return sorted((project.path / ".gaamas" / "journal" / "openai-fake" / "garp_consistency").glob("*.jsonl"))
+
+
+def recorded_trials(cassette: Path) -> int:
+    return len(yaml.safe_load(cassette.read_text())["interactions"]) // REQUESTS_PER_TRIAL
+
+
+def no_traceback(result) -> None:
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "\nE   " not in output.replace("E   Failed:", "")
+
+
+@pytest.fixture
+def serving(fake_chat_server, monkeypatch):
+    def start(**kwargs):
+        server = fake_chat_server(**kwargs)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        return server
+
+    return start
+
+
+# -- re-recording never drops what was recorded -----------------------------------------------------
+
+
+def test_recording_fewer_trials_afresh_refuses_to_replace_the_cassette(behaviour_project, serving):
+    serving()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
+    before = cassette_of(behaviour_project).read_bytes()
+
+    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*was not replaced*would drop 50 of the 100 recorded*--gaamas-replace-recorded*"])
+    no_traceback(result)
+    assert cassette_of(behaviour_project).read_bytes() == before
+    assert journals_of(behaviour_project), "the new answers are kept in the journal"
+
+    replaced = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all", "--gaamas-replace-recorded")
+    replaced.assert_outcomes(passed=1)
+    assert recorded_trials(cassette_of(behaviour_project)) == 2
+
+
+def test_recording_afresh_the_same_trials_replaces_the_cassette_whole(behaviour_project, serving):
+    serving(content='{"asset_a": 50, "asset_b": 50}')
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all").assert_outcomes(passed=1)
+    serving(content='{"asset_a": 60, "asset_b": 40}')
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all").assert_outcomes(passed=1)
+    text = cassette_of(behaviour_project).read_text()
+    assert recorded_trials(cassette_of(behaviour_project)) == 2
+    assert "60" in text and '\\"asset_a\\": 50' not in text
+    assert not list(cassette_of(behaviour_project).parent.glob(".*.tmp")), "no temporary file is left behind"
+
+
+# -- killed servers and killed runs -----------------------------------------------------------------
+
+
+def test_a_server_dying_during_a_fresh_recording_loses_no_answered_trial(behaviour_project, serving):
+    serving()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
+    original = cassette_of(behaviour_project).read_bytes()
+
+    serving(content='{"asset_a": 70, "asset_b": 30}', die_after=60)  # trials 0 and 1 answered, then it dies
+    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cannot reach the OpenAI-compatible server*"])
+    no_traceback(result)
+    assert cassette_of(behaviour_project).read_bytes() == original, "the old cassette stands until the new one is whole"
+
+    healthy = serving(content='{"asset_a": 70, "asset_b": 30}')
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
+    assert len(healthy.requests) == 2 * REQUESTS_PER_TRIAL, "only the unanswered trials are asked again"
+    assert recorded_trials(cassette_of(behaviour_project)) == 4
+    assert '\\"asset_a\\": 50' not in cassette_of(behaviour_project).read_text(), "nothing old is mixed in"
+    assert not journals_of(behaviour_project)
+
+
+def test_a_pytest_killed_with_sigkill_loses_no_answered_trial(behaviour_project, serving):
+    server = serving(delay=0.02)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", MODEL, "--gaamas-trials=6", "--gaamas-record=once"]
+    run = subprocess.Popen(command, cwd=behaviour_project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        journals = journals_of(behaviour_project)
+        if journals and len(journals[0].read_text().splitlines()) >= 3:  # header and two trials
+            break
+        time.sleep(0.05)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    answered = len(server.requests) // REQUESTS_PER_TRIAL
+    assert answered >= 2 and not cassette_of(behaviour_project).exists()
+
+    resumed = serving()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=6", "--gaamas-record=once").assert_outcomes(passed=1)
+    journaled = len(server.requests) // REQUESTS_PER_TRIAL
+    assert len(resumed.requests) <= (6 - journaled + 1) * REQUESTS_PER_TRIAL  # at most the trial cut short, again
+    resumed.close()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=6", "--gaamas-record=none").assert_outcomes(passed=1)
+
+
+def test_the_embedded_servers_watchdog_ends_it_when_its_parent_is_killed(tmp_path):
+    """The watchdog the embedded llama.cpp server runs, in a stand-in child (not the real server,
+    whose live test is in test_embedded_live.py): SIGKILL the parent, and the child goes too."""
+    pid_file = tmp_path / "child.pid"
+    child = (
+        "import os, sys, time\n"
+        "from pytest_gaamas.models.lifeline import die_with_parent\n"
+        f"die_with_parent(os.getppid(), poll_seconds=0.05)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\ntime.sleep(60)"])
+    deadline = time.monotonic() + 20
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child_pid = int(pid_file.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    assert not outlives(child_pid, 10), "the child outlived its killed parent"
+
+
+# -- files that cannot be written -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--gaamas-json={bad}/run.json", "--gaamas-cassette-dir={bad}", "--gaamas-journal-dir={bad}",
+                                    "--gaamas-save=baseline --gaamas-runs-dir={bad}"])  # fmt: skip
+def test_an_output_that_cannot_be_written_is_refused_before_the_run_starts(behaviour_project, option):
+    (behaviour_project.path / "a-file").write_text("not a folder")
+    bad = behaviour_project.path / "a-file" / "below"
+    result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-record=once", *option.format(bad=bad).split())
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot write in*not a folder*choose another place*"])
+
+
+def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(behaviour_project, serving):
+    server = serving()
+    cassette_of(behaviour_project).mkdir(parents=True)  # a folder where the cassette file must go
+    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cannot write the cassette*test_garp_consistency.yaml*"])
+    no_traceback(result)
+    assert len(journals_of(behaviour_project)) == 1
+
+    cassette_of(behaviour_project).rmdir()
+    asked = len(server.requests)
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    assert len(server.requests) == asked, "the journal answered: the model was not asked again"
+    assert recorded_trials(cassette_of(behaviour_project)) == 2 and not journals_of(behaviour_project)
+
+
+def test_a_run_document_that_cannot_be_written_at_the_end_is_kept_elsewhere(behaviour_project, monkeypatch):
+    from pytest_gaamas import plugin
+    from pytest_gaamas.errors import UnwritableOutput
+
+    real = plugin.write_atomically
+
+    def failing(path, text, *, what):
+        if path.name == "run.json":
+            raise UnwritableOutput(f"cannot write the {what} {path} (No space left on device); make its directory writable")
+        real(path, text, what=what)
+
+    monkeypatch.setattr(plugin, "write_atomically", failing)
+    result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-json=run.json")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    line = next(line for line in result.stdout.lines if "No space left" in line)
+    kept = Path(line.rsplit("the run is kept in ", 1)[1])
+    assert json.loads(kept.read_text())["scores"][0]["model"] == "reference:rational"
+    kept.unlink()
+
+
+# -- damaged files ----------------------------------------------------------------------------------
+
+DAMAGE = {
+    "truncated": lambda text: text[: len(text) // 2],
+    "not YAML": lambda text: "interactions: [\n  {{{",
+    "YAML of another shape": lambda text: "interactions:\n- request: 3\n",
+    "binary": lambda text: "\x00\xff" * 100,
+    "a response without a body": lambda text: text.replace("body:", "bodi:", 1),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_cassette_is_one_line_that_names_it(behaviour_project, serving, damage):
+    serving()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    cassette = cassette_of(behaviour_project)
+    cassette.write_text(DAMAGE[damage](cassette.read_text()), encoding="latin-1")
+    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=none")
+    result.assert_outcomes(failed=1)
+    no_traceback(result)
+    output = result.stdout.str()
+    assert str(cassette) in output and ("git checkout" in output or "no recorded answer" in output)
+
+
+def test_a_damaged_model_description_is_one_line_that_names_it(behaviour_project, serving):
+    serving()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    meta = behaviour_project.path / "cassettes" / "openai-fake" / "model.json"
+    meta.write_text('{"digest": ' + "[" * 5000)
+    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    output = result.stdout.str() + result.stderr.str()
+    assert str(meta) in output and "not a valid model description" in output
+    assert "Traceback" not in output
+
+
+def record(trial: int) -> TrialRecord:
+    return TrialRecord(trial, [RoundRecord(1, [], "{}", True, trial, "")], {"valid": True, "value": trial})
+
+
+def test_a_corrupt_journal_line_costs_that_line_only(tmp_path):
+    stem = tmp_path / "item"
+    journal = Journal(stem, "abc")
+    for trial in range(5):
+        journal.write(record(trial), [])
+    journal.close(complete=False)
+    lines = journal.path.read_text().splitlines()
+    lines[2] = lines[2][: len(lines[2]) // 2]  # trial 1 cut short
+    lines[4] = "[" * 10_000  # trial 3 replaced by garbage
+    journal.path.write_text("\n".join(lines) + "\n")
+    again = Journal(stem, "abc")
+    assert sorted(again.finished) == [0, 2, 4] and again.unreadable_lines == 2
+    again.write(record(1), [])
+    again.close(complete=False)
+    assert sorted(Journal(stem, "abc").finished) == [0, 1, 2, 4]
+
+
+def test_journals_of_other_seeds_are_kept(behaviour_project, serving):
+    serving(die_after=30)  # seed 7: one trial answered, then the server dies
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-seed=7").assert_outcomes(failed=1)
+    (seed_7,) = journals_of(behaviour_project)
+    serving()
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    assert journals_of(behaviour_project) == [seed_7] and len(seed_7.read_text().splitlines()) == 2
+
+
+# -- secrets ----------------------------------------------------------------------------------------
+
+
+def test_credentials_in_the_servers_url_are_written_and_shown_nowhere(behaviour_project, fake_chat_server, monkeypatch):
+    server = fake_chat_server()
+    url = server.url.replace("http://", "http://alice:hunter2secret@")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    server.close()
+    failed = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once")  # unreachable now
+    failed.assert_outcomes(failed=1)
+    written = [p.read_text(errors="replace") for p in behaviour_project.path.rglob("*") if p.is_file()]
+    shown = result.stdout.str() + result.stderr.str() + failed.stdout.str() + failed.stderr.str()
+    assert "cannot reach" in shown
+    for text in [*written, shown]:
+        assert "hunter2" not in text and "alice" not in text
