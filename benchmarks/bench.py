@@ -9,8 +9,10 @@
   workers (target < 60 s on 2 cores);
 - the cassettes' size on disk, per model (target: under 30 MB for the whole suite);
 - the CCEI for T = 25 and T = 1,000 observations (targets < 1 ms and < 1 s);
-- the strategy sandbox: starting its confined process, one call of an honest strategy once the
-  process is up (target < 5 ms), and a whole 30-trial, 10-round game played by a strategy.
+- the strategy sandbox: starting its confined supervisor, starting a further trial (a fresh forked
+  process), one call of an honest strategy once the process is up (target < 5 ms), and a whole
+  30-trial, 10-round game played by a strategy;
+- the slowest of the hostile replies that once made the parsers quadratic, at 32 KB (target < 50 ms).
 """
 
 from __future__ import annotations
@@ -62,9 +64,9 @@ def plugin_overhead_per_trial() -> float:
 
     def run():
         with tempfile.TemporaryDirectory() as tmp:
-            journal = Journal(Path(tmp) / "j.jsonl", "bench")
+            journal = Journal(Path(tmp) / "j", "bench")
             for trial in range(trials):
-                journal.write(play_trial(game, agent, trial, seed=0, temperature=0.0))
+                journal.write(play_trial(game, agent, trial, seed=0, temperature=0.0), [])
             journal.close(complete=True)
 
     return best_of(5, run) / trials
@@ -112,6 +114,26 @@ def sandbox_start() -> float:
             box.start(seed=1)
 
     return best_of(5, start)
+
+
+def sandbox_trial_start() -> float:
+    """A new trial: the supervisor forks a fresh process, which confines itself and loads the module."""
+    with Sandbox(HONEST_STRATEGY, "play", ("opponent_moves",)) as box:
+        box.start(seed=0)
+        trials = iter(range(1, 10_000))
+        return best_of(50, lambda: box.start(seed=next(trials)))
+
+
+def hostile_reply_parse() -> float:
+    """The slowest of the replies that broke the parsers, at 32 KB: fences, nesting, digits."""
+    from pytest_gaamas import answers
+    from pytest_gaamas.games.dictator import read_share
+    from pytest_gaamas.strategy import extract_code
+
+    size = 32 << 10
+    replies = ["```\n" * (size // 4), "```" + " " * size, "[" * size, "9" * size, "```json" * (size // 7), "\n" * size]
+    parse = answers.reader(read_share)
+    return max(best_of(3, lambda r=r: (parse(r), extract_code(r, "f"))) for r in replies)
 
 
 def sandbox_call() -> tuple[float, tuple[str, ...]]:
@@ -163,9 +185,11 @@ def main() -> None:
     ]
     per_call, layers = sandbox_call()
     rows += [
-        ("strategy sandbox: start the confined process", sandbox_start() * 1e3, "ms", ""),
+        ("strategy sandbox: start the confined supervisor and the first trial", sandbox_start() * 1e3, "ms", ""),
+        ("strategy sandbox: start a further trial (fresh process)", sandbox_trial_start() * 1e3, "ms", ""),
         ("strategy sandbox: one call, process up", per_call * 1e3, "ms", "< 5 ms"),
-        ("strategy: 30 games of 10 rounds (300 calls, 30 fresh modules)", strategy_game(), "s", ""),
+        ("strategy: 30 games of 10 rounds (300 calls, 30 fresh processes)", strategy_game(), "s", ""),
+        ("parse the slowest hostile 32 KB reply (answer and code)", hostile_reply_parse() * 1e3, "ms", "< 50 ms"),
     ]
     rows += [
         ("fidelity: 30 choices vs 13,232 people (W1, bound, permutation test)", fidelity_comparison() * 1e3, "ms", "< 1000 ms"),
