@@ -71,4 +71,4 @@ def test_belief_refinement(gaamas, opponent, generation):
         n=len(records),
     )
     rounds.report_series(gaamas, title="Belief refinement", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played))
-    assert passed, f"late prediction accuracy {cell(late_accuracy)} against {opponent}; passing needs the lower bound >= {threshold}"
+    gaamas.verdict(passed, f"late prediction accuracy {cell(late_accuracy)} against {opponent}; passing needs the lower bound >= {threshold}")

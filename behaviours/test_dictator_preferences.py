@@ -34,7 +34,7 @@ TEMPERATURES = (0.0, 0.35, 0.7, 1.05, 1.4)
 MIN_MEAN_KEPT = 50.0
 
 TABLE = "Preferences: the dictator's share kept, of $100"
-COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid", "verdict")
+COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid")
 
 
 CELLS = cells(role=("assistant", "human"), temperature=TEMPERATURES, generation=("actions", "strategy"))
@@ -58,13 +58,13 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
         passed=passed,
         criterion=f"lower 95% bound of the mean share kept >= {threshold:g}",
         columns=COLUMNS,
-        cells=summary_cells(kept, mean_kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept)), "verdict": "pass" if passed else "fail"},
+        cells=summary_cells(kept, mean_kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept))},
         details={"kept": kept},
         row={"role": role, "temperature": f"{temperature:g}"},
         row_rank=TEMPERATURES.index(temperature) + (0 if role == "assistant" else 10),
     )
     gaamas.reference(table=TABLE, **humans_row())
-    assert passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}"
+    gaamas.verdict(passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}")
 
 
 @CELLS
@@ -74,7 +74,7 @@ def test_dictator_fidelity(gaamas, role, temperature, generation):
     kept = [r.outcome["my_share"] for r in records if r.valid]
     result = gaamas.fidelity(kept, fidelity.dictator_kept(), invalid=len(records) - len(kept),
                              label=f"dictator: $ kept, {role}, T {temperature:g}")
-    assert result and result.faithful, fidelity.explain(result, fidelity.dictator_kept())
+    gaamas.verdict(result and result.faithful, fidelity.explain(result, fidelity.dictator_kept()))
 
 
 def summary_cells(kept, mean_kept):

@@ -54,4 +54,4 @@ def test_first_order_rationality(gaamas, belief, generation):
     )
     gaamas.reference(table=TABLE, label="humans", cells={c: "0.93" for c in COLUMNS},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified rational in ring games", status="verified")
-    assert passed, f"dominant action {cell(rate)} with a {belief} belief ({invalid} invalid); passing needs the lower bound >= {threshold}"
+    gaamas.verdict(passed, f"dominant action {cell(rate)} with a {belief} belief ({invalid} invalid); passing needs the lower bound >= {threshold}")

@@ -31,7 +31,7 @@ RANDOM_CHOICE_P95 = 0.905
 MIN_MEAN_CCEI = 0.90
 
 TABLE = "Economic rationality: CCEI on the CKMS (2014) budgets"
-COLUMNS = ("mean CCEI [95% CI]", f"share > {RANDOM_CHOICE_P95} [95% CI]", "n", "invalid", "verdict")
+COLUMNS = ("mean CCEI [95% CI]", f"share > {RANDOM_CHOICE_P95} [95% CI]", "n", "invalid")
 
 
 def test_garp_consistency(gaamas):
@@ -58,13 +58,12 @@ def test_garp_consistency(gaamas):
             COLUMNS[1]: cell(above_random),
             "n": str(len(records)),
             "invalid": str(len(records) - len(cceis)),
-            "verdict": "pass" if passed else "fail",
         },
         details={"share_above_random_p95": above_random.as_json(), "cceis": cceis},
     )
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.reference(table=TABLE, **random_choice_row())
-    assert passed, f"mean CCEI {cell(mean_ccei, 3)} with {score.invalid} of {len(records)} trials invalid; passing needs the {score.criterion}"
+    gaamas.verdict(passed, f"mean CCEI {cell(mean_ccei, 3)} with {score.invalid} of {len(records)} trials invalid; passing needs the {score.criterion}")
 
 
 def test_garp_fidelity(gaamas):
@@ -73,7 +72,7 @@ def test_garp_fidelity(gaamas):
     records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), recorded_as="test_garp_consistency")
     cceis = [r.outcome["ccei"] for r in records if r.valid]
     result = gaamas.fidelity(cceis, fidelity.portfolio_ccei(), invalid=len(records) - len(cceis), label="portfolio: CCEI")
-    assert result and result.faithful, fidelity.explain(result, fidelity.portfolio_ccei())
+    gaamas.verdict(result and result.faithful, fidelity.explain(result, fidelity.portfolio_ccei()))
 
 
 @lru_cache(maxsize=1)

@@ -90,7 +90,7 @@ def test_rational_vs_credible(gaamas, version, prompt, generation):
     )
     gaamas.reference(table=TABLE, label="humans", cells={"Human": "0.30-0.60"},
                      source="Sally (1995), Rationality and Society 7(1): one-shot cooperation across lab studies", status="unverified")
-    assert passed, f"cooperation {cell(rate)} ({version}, {prompt}, {labels}); passing needs the {criterion}"
+    gaamas.verdict(passed, f"cooperation {cell(rate)} ({version}, {prompt}, {labels}); passing needs the {criterion}")
 
 
 def cooperation(gaamas, version: str, prompt: str, generation: str, values=None, recorded_as="test_rational_vs_credible"):
@@ -121,12 +121,12 @@ def test_role_fidelity(gaamas, version, labels):
         table="Prisoner's dilemma, role fidelity: does cooperation rise from the Rational to the Human prompt?",
         metric="trend z", estimate=estimate, invalid=invalid, passed=passed,
         criterion=f"Cochran-Armitage trend Rational < Neutral < Human, one-sided p < {ALPHA}",
-        columns=(*PROMPTS, "trend z", "p", "verdict"),
+        columns=(*PROMPTS, "trend z", "p"),
         cells={prompt: cell(r) + invalid_note(i) for prompt, (r, i) in rates.items()}
-        | {"trend z": f"{z:.2f}", "p": p_value_text(p), "verdict": "pass" if passed else "fail"},
+        | {"trend z": f"{z:.2f}", "p": p_value_text(p)},
         row={"labels": labels, "version": version}, row_rank=list(VERSIONS).index(version), worse="both",
     )  # fmt: skip
-    assert passed, f"cooperation by prompt {[cell(r) for r, _ in rates.values()]}: no rise from Rational to Human (p = {p_value_text(p)})"
+    gaamas.verdict(passed, f"cooperation by prompt {[cell(r) for r, _ in rates.values()]}: no rise from Rational to Human (p = {p_value_text(p)})")
 
 
 @lru_cache(maxsize=1)
@@ -167,14 +167,14 @@ def test_payoff_sensitivity(gaamas, prompt):
         table="Prisoner's dilemma, payoff sensitivity: does cooperation follow the payoffs as people's does (Mengel 2018)?",
         metric="trend z", estimate=estimate, invalid=invalid, passed=passed,
         criterion=f"cooperation rises with Mengel's predicted human cooperation over {len(matrices)} dilemmas: trend test, one-sided p < {ALPHA}",
-        columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p", "verdict"),
+        columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p"),
         cells={"dilemmas": str(len(matrices)),
                "cooperation, least to most cooperative payoffs for people": " ".join(f"{rates[m][0].value:.2f}" if rates[m][0].n else "-" for m in by_prediction),
-               "trend z": f"{z:.2f}", "p": p_value_text(p), "verdict": "pass" if passed else "fail"},
+               "trend z": f"{z:.2f}", "p": p_value_text(p)},
         details={"dilemmas": {m: {"rstp": list(matrices[m][0]), "predicted_human": predicted[m], "cooperation": rates[m][0].as_json()} for m in by_prediction}},
         row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both",
     )  # fmt: skip
-    assert passed, f"cooperation does not rise with people's predicted cooperation (z = {z:.2f}, p = {p_value_text(p)})"
+    gaamas.verdict(passed, f"cooperation does not rise with people's predicted cooperation (z = {z:.2f}, p = {p_value_text(p)})")
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)
@@ -190,4 +190,4 @@ def test_semantic_robustness(gaamas, version, prompt):
         columns=tuple(VERSIONS), cells={version: cell(difference) + (" equivalent" if equivalent else " not shown")},
         row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both",
     )  # fmt: skip
-    assert equivalent, f"named {cell(named)} vs anonymised {cell(anonymised)}: difference {cell(difference)} not within +-{margin}"
+    gaamas.verdict(equivalent, f"named {cell(named)} vs anonymised {cell(anonymised)}: difference {cell(difference)} not within +-{margin}")

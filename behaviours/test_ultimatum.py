@@ -85,7 +85,7 @@ def test_ultimatum(gaamas, role, generation):
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.reference(table=TABLE, label="humans, meta-analysis", cells={COLUMNS[1]: "60", COLUMNS[3]: "0.84"},
                      source="Oosterbeek, Sloof & van de Kuilen (2004), Experimental Economics 7: mean offer 40%, 16% of offers rejected", status="verified")
-    assert passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}"
+    gaamas.verdict(passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}")
 
 
 @CELLS
@@ -98,7 +98,7 @@ def test_ultimatum_fidelity(gaamas, role, generation):
     else:
         humans, choices = fidelity.ultimatum_accepts(OFFER_TO_RESPONDER), [float(o["accepted"]) for o in valid]
     result = gaamas.fidelity(choices, humans, invalid=len(records) - len(valid), label=humans.choice)
-    assert result and result.faithful, fidelity.explain(result, humans)
+    gaamas.verdict(result and result.faithful, fidelity.explain(result, humans))
 
 
 def proposer_cells(kept, mean_kept):

@@ -25,3 +25,8 @@ class UnreadableFile(GaamasError):
 class UnwritableOutput(GaamasError):
     """A file the suite must write (a cassette, a journal, the run's JSON) cannot be written; the
     message names it, says where what it held is kept, and what to do."""
+
+
+class VerdictMissed(Exception):
+    """A behaviour's criterion was not met: a finding about the model, not an error of the suite.
+    Its message is the finding, in one line; ``--gaamas-verdicts`` decides whether it fails the item."""

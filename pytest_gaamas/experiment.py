@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from . import __version__, cassettes, fidelity, safejson
-from .errors import GaamasError, MissingCassette, ModelChanged, UnreadableFile
+from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictMissed
 from .journal import Journal
 from .models import Model, slug
 from .redact import redact_text
@@ -49,8 +49,11 @@ class Experiment:
         model: Model,
         item: pytest.Item,
         progress: Callable[[str], None],
+        unavailable: dict[str, str] | None = None,
     ):
         self.settings = settings
+        #: Model spec -> why it cannot be reached, shared by the session's items.
+        self.unavailable = {} if unavailable is None else unavailable
         self.model = model
         self.item = item
         self.behaviour = behaviour_name(item)
@@ -170,7 +173,10 @@ class Experiment:
                         )
             complete = True
         except GaamasError as error:
-            pytest.fail(f"{self.model.spec}: {redact_text(str(error))}", pytrace=False)
+            message = f"{self.model.spec}: {redact_text(str(error))}"
+            if isinstance(error, ModelUnavailable):
+                self.unavailable[self.model.spec] = message  # the model's other items are skipped with it
+            pytest.fail(message, pytrace=False)
         finally:
             journal.close(complete=complete)
         for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
@@ -239,6 +245,7 @@ class Experiment:
         row_rank: int = 0,
         n: int | None = None,
         worse: str = "down",
+        verdict_label: str = "",
     ) -> Score:
         """Record a score of this item for the session's tables and JSON, and return it.
 
@@ -247,6 +254,8 @@ class Experiment:
         scores, in several tables. ``n`` defaults to the valid observations plus the invalid ones;
         ``passed`` is None for a descriptive row that carries no verdict. ``worse`` says which way
         a change of the score is a regression when runs are compared: "down", "up" or "both".
+        ``verdict_label`` says the verdict in the behaviour's own word (faithful, inconclusive...)
+        where pass and missed say too little.
         """
         score = Score(
             behaviour=self.behaviour,
@@ -273,16 +282,31 @@ class Experiment:
             kind=estimate.kind,
             sample=estimate.sample,
             worse=worse,
+            verdict_label=verdict_label,
         )
         self.item.user_properties.append((SCORE_PROPERTY, json.dumps(score.to_json())))
         return score
+
+    def verdict(self, passed: bool, finding: str) -> None:
+        """The behaviour's verdict on this item. Nothing happens when it passed; otherwise ``finding``
+        (what was measured against what criterion) is reported in one line, with why answers were
+        unusable where some were: a finding about the model, which ``--gaamas-verdicts=fail`` turns
+        into a failed item."""
+        if passed:
+            return
+        if self.strategy is not None and self.strategy.failure is not None:
+            finding += f"; the strategy is invalid: {self.strategy.failure.reason}"
+        elif self.invalid_reasons:
+            reasons = ", ".join(f"{kind} {count}" for kind, count in sorted(self.invalid_reasons.items(), key=lambda kv: -kv[1]))
+            finding += f"; unusable answers: {reasons}"
+        raise VerdictMissed(" ".join(finding.split())[:600])
 
     def fidelity(self, values: Sequence[float], humans: HumanChoices, *, invalid: int, label: str) -> Fidelity | None:
         """Compare the model's valid choices with people's (``pytest_gaamas.fidelity``) and report the
         comparison as this item's row ``label`` of the fidelity table. None when nothing was valid."""
         result = fidelity.compare(values, humans)
         n = len(values) + invalid
-        cells = dict.fromkeys(fidelity.COLUMNS, NO_VALUE) | {"n": str(n), "invalid": str(invalid), "humans": str(len(humans.values))}
+        cells = dict.fromkeys(fidelity.COLUMNS, NO_VALUE) | {"n": str(n), "invalid": str(invalid)}
         if result is not None:
             test, unit = result.test, humans.unit
             cells |= {
@@ -290,8 +314,7 @@ class Experiment:
                 "human mean": f"{result.human_mean:.3g}",
                 "difference [95% CI]": cell(result.difference, 3 if humans.tolerance < 1 else 1),
                 "Wasserstein [upper 95%]": f"{unit}{test.distance:.3g} [{unit}{test.upper:.3g}]",
-                "p (same distribution)": p_value_text(test.p_value),
-                "fidelity": result.verdict,
+                "p same as people": p_value_text(test.p_value),
             }
         self.score(
             table=fidelity.TABLE,
@@ -311,6 +334,7 @@ class Experiment:
             },  # fmt: skip
             row={"choice": label},
             worse="up",
+            verdict_label=result.verdict if result else "no valid choice",
         )
         return result
 

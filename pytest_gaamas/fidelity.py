@@ -28,10 +28,8 @@ from .data import ckms2014_subjects, moblab_dictator_gifts, moblab_ultimatum_str
 from .metrics import ccei
 
 TABLE = "Fidelity to humans: the model's individual choices against people's"
-COLUMNS = (
-    "model mean", "human mean", "difference [95% CI]", "Wasserstein [upper 95%]", "p (same distribution)",
-    "n", "invalid", "humans", "fidelity",
-)  # fmt: skip
+#: The verdict column of this table says faithful, unfaithful or inconclusive (Score.verdict_label).
+COLUMNS = ("model mean", "human mean", "difference [95% CI]", "Wasserstein [upper 95%]", "p same as people", "n", "invalid")
 ALPHA = 0.05
 
 
@@ -84,8 +82,9 @@ def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | N
 
 def criterion(humans: HumanChoices) -> str:
     return (
-        f"fidelity ({humans.choice}): faithful when the {stats.distribution_test_name(humans.discrete)} keeps 'same distribution as "
-        f"people' at {ALPHA:g} and the upper 95% bound of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}"
+        f"fidelity ({humans.choice}, {len(humans.values):,} people): faithful when the "
+        f"{stats.distribution_test_name(humans.discrete)} keeps 'same distribution as people' at {ALPHA:g} and the upper "
+        f"95% bound of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}"
     )
 
 

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import tempfile
+import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,14 +18,16 @@ import pytest
 
 from . import compare
 from .cassettes import write_atomically
-from .errors import UnwritableOutput
+from .errors import UnwritableOutput, VerdictMissed
 from .experiment import REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
 from .models import Model, resolve
 from .provenance import run_provenance
-from .report import ReferenceRow, Score, build_tables
+from .report import TABLE_WIDTH, ReferenceRow, Score, build_tables
 from .settings import Settings, add_options
 
 STATE = pytest.StashKey["GaamasSession"]()
+VERDICT_PROPERTY = "gaamas_verdict"
+UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
 
 
 class GaamasSession:
@@ -43,6 +46,12 @@ class GaamasSession:
         self.saved_run: tuple = ()
         #: Outputs that could not be written, said at the end of the summary.
         self.errors: list[str] = []
+        #: (test id, finding) for each item whose verdict was missed.
+        self.findings: list[tuple[str, str]] = []
+        #: Models found unreachable in this process: their further items are skipped, not failed.
+        self.unavailable: dict[str, str] = {}
+        #: Why a model was unreachable -> how many of its items were skipped for it (all processes).
+        self.skipped_unavailable: dict[str, int] = {}
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -57,7 +66,31 @@ class GaamasSession:
         with capture.global_and_fixture_disabled():
             reporter.write_line(f"  gaamas: {line}")
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        """A missed verdict is a finding: one line, no traceback; reported (MISSED) or failed as
+        --gaamas-verdicts says."""
+        outcome = yield
+        if call.when != "call" or call.excinfo is None or not call.excinfo.errisinstance(VerdictMissed):
+            return
+        report = outcome.get_result()
+        finding = str(call.excinfo.value)
+        report.user_properties.append((VERDICT_PROPERTY, finding))
+        if self.settings.verdicts == "report":
+            report.outcome = "passed"
+            report.longrepr = None
+        else:
+            report.longrepr = f"verdict: {finding}"
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
+        if report.when == "call" and report.passed and any(name == VERDICT_PROPERTY for name, _ in report.user_properties):
+            return "missed", "m", ("MISSED", {"yellow": True})
+        return None
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2].endswith(UNAVAILABLE_SKIP):
+            reason = report.longrepr[2].removeprefix("Skipped: ").removesuffix(UNAVAILABLE_SKIP)
+            self.skipped_unavailable[reason] = self.skipped_unavailable.get(reason, 0) + 1
         if report.when != "call":
             return
         for name, value in report.user_properties:
@@ -65,15 +98,27 @@ class GaamasSession:
                 self.scores.append(Score.from_json(json.loads(value)))
             elif name == REFERENCE_PROPERTY:
                 self.references.append(ReferenceRow(**json.loads(value)))
+            elif name == VERDICT_PROPERTY:
+                self.findings.append((report.nodeid, value))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for error in self.errors:
             terminalreporter.write_line(f"gaamas: {error}", red=True, bold=True)
+        for reason, count in sorted(self.skipped_unavailable.items()):
+            terminalreporter.write_line(f"gaamas: {count} more item{'s' if count != 1 else ''} skipped, the model being unavailable: {reason}", yellow=True)
         if self.is_worker or not self.scores:
             return
+        width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
         for table in build_tables(self.scores, self.references, self.settings.models):
             terminalreporter.write_sep("=", f"gaamas: {table.title}")
-            terminalreporter.write_line(table.render())
+            terminalreporter.write_line(table.render(width))
+        if self.findings:
+            mode = "failed" if self.settings.verdicts == "fail" else "reported, not failed: --gaamas-verdicts=fail fails them"
+            count = f"{len(self.findings)} verdict{'s' if len(self.findings) != 1 else ''} not met"
+            terminalreporter.write_sep("=", f"gaamas: {count} ({mode})")
+            for test_id, finding in sorted(self.findings):
+                line = f"MISSED {test_id.split('::', 1)[-1]}: {finding}"
+                terminalreporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
         if self.saved_run:
             name, path = self.saved_run
             terminalreporter.write_line(f"gaamas: saved this run as {name!r} ({path})")
@@ -177,4 +222,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def gaamas(request: pytest.FixtureRequest, gaamas_model: str) -> Experiment:
     """The experiment of this test item: its model, its settings, ``play`` and ``score``."""
     session = request.config.stash[STATE]
-    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress)
+    if gaamas_model in session.unavailable:
+        pytest.skip(f"{session.unavailable[gaamas_model]}{UNAVAILABLE_SKIP}")
+    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable)

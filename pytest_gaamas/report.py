@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
 from .stats import Estimate
@@ -15,6 +18,9 @@ from .stats import Estimate
 #: Row order within a model, as in the PyGAAMAS tables.
 GENERATION_ORDER = ("strategy", "actions", "actions + CR", "actions + ano")
 NO_VALUE = "-"
+#: What a table is fitted to when the terminal's width is not known; and how narrow a column may get.
+TABLE_WIDTH = 120
+MIN_COLUMN_WIDTH = 5
 
 
 def cell(estimate: Estimate, digits: int = 2) -> str:
@@ -63,6 +69,8 @@ class Score:
     sample: tuple[float, ...] = ()
     #: Which way is worse, for gating: "down" (a drop is a regression), "up", or "both" (any change).
     worse: str = "down"
+    #: The verdict in the behaviour's own word, where it has one (fidelity: faithful, inconclusive...).
+    verdict_label: str = ""
 
     @property
     def generation(self) -> str:
@@ -111,14 +119,91 @@ class Table:
     criteria: tuple[str, ...]
     sources: tuple[str, ...]
 
-    def render(self) -> str:
-        lines = [tabulate(self.rows, headers=self.headers, tablefmt="github", disable_numparse=True)]
-        lines += [f"pass: {c}" for c in self.criteria]
-        lines += [f"source: {s}" for s in self.sources]
-        return "\n".join(lines)
+    def render(self, width: int = TABLE_WIDTH) -> str:
+        """The table within ``width`` columns where it can be. Headers wrap at spaces to their
+        column's values; then, while the table is too wide, the widest column that can still wrap
+        does, one character narrower: an interval goes under its value, a label over two lines. Only
+        if that is not enough are intervals split too; no word is ever cut. The notes wrap too."""
+        text = _fitted(self.rows, self.headers, width, keep_together=True)
+        if _width(text) > width:
+            text = _fitted(self.rows, self.headers, width, keep_together=False)
+        notes = [f"pass: {c}" for c in self.criteria] + [f"source: {s}" for s in self.sources]
+        wrapped = [textwrap.fill(note, width, subsequent_indent="    ") for note in notes]
+        return "\n".join([text, *wrapped])
 
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "headers": list(self.headers), "rows": [list(r) for r in self.rows]}
+
+
+NBSP = "\u00a0"
+#: What must not be split over two lines: an interval, a parenthesised note.
+_KEEP_TOGETHER = re.compile(r"\[[^\]]*\]|\([^)]*\)")
+
+
+def _fitted(rows, headers, width: int, *, keep_together: bool) -> str:
+    if keep_together:
+        rows = [[_KEEP_TOGETHER.sub(lambda m: m.group(0).replace(" ", NBSP), str(v)) for v in row] for row in rows]
+
+    def longest(values, split: bool = False) -> int:
+        return max((len(part) for value in values for line in str(value).splitlines()
+                    for part in (line.split(" ") if split else [line])), default=0)  # fmt: skip
+
+    values = [longest(row[i] for row in rows) for i in range(len(headers))]
+    floors = [max(longest([header], split=True), longest((row[i] for row in rows), split=True), MIN_COLUMN_WIDTH)
+              for i, header in enumerate(headers)]  # fmt: skip
+    cells: list[int | None] = [None] * len(values)
+
+    def render() -> str:
+        header_widths = [max(v, f) for v, f in zip(values, floors, strict=True)]
+        return _tabulate_unpadded(rows, headers, cells, header_widths)
+
+    text = render()
+    while _width(text) > width:
+        shrinkable = [i for i in range(len(values)) if values[i] > floors[i]]
+        if not shrinkable:
+            break
+        widest = max(values[i] for i in shrinkable)
+        for i in shrinkable:  # columns alike wrap alike
+            if values[i] == widest:
+                values[i] -= 1
+                cells[i] = values[i]
+        text = render()
+    return text.replace(NBSP, " ")
+
+
+def _tabulate_unpadded(rows, headers, cells: list[int | None], header_widths: list[int]) -> str:
+    """tabulate's "simple" format, without the two spaces it adds to every header's width (its
+    columns are already two spaces apart), so that a narrow column stays narrow."""
+    padding, tabulate_module.MIN_PADDING = tabulate_module.MIN_PADDING, 0
+    try:
+        return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                        maxcolwidths=cells, maxheadercolwidths=header_widths)  # fmt: skip
+    finally:
+        tabulate_module.MIN_PADDING = padding
+
+
+def _width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _row_verdict(scores: Sequence[Score]) -> str:
+    """One way of showing verdicts in every table: pass, missed, or how many of the row's cells pass."""
+    judged = [s.passed for s in scores if s.passed is not None]
+    if not judged:
+        return NO_VALUE
+    if len(scores) == 1 and scores[0].verdict_label:
+        return scores[0].verdict_label
+    if all(judged):
+        return "pass"
+    if not any(judged):
+        return "missed"
+    return f"{sum(judged)} of {len(judged)} pass"
+
+
+def _per_cell(values: Sequence[int]) -> str:
+    """A count for each cell of a row: one number when they agree, else one per cell, in column order."""
+    distinct = set(values)
+    return str(values[0]) if len(distinct) == 1 else "/".join(str(v) for v in values)
 
 
 def _model_rank(model: str, model_order: Sequence[str]) -> tuple[int, str]:
@@ -155,11 +240,16 @@ def build_tables(
             rows.setdefault(key, {}).update(score.cells)
             counted.setdefault(key, []).append(score)
             ranks[key] = score.row_rank
-        if "n" not in columns:  # every table says how many observations and how many were unusable
-            columns = (*columns, "n per cell", "invalid")
+        if "n" not in columns:  # every table says how many observations and how many were unusable, per cell
+            columns = (*columns, "n per cell", "invalid per cell")
             for key, scores in counted.items():
-                rows[key] |= {"n per cell": "/".join(sorted({str(s.n) for s in scores}, key=int)),
-                              "invalid": str(sum(s.invalid for s in scores))}  # fmt: skip
+                in_order = sorted(scores, key=lambda s: min((columns.index(c) for c in s.cells if c in columns), default=0))
+                rows[key] |= {"n per cell": _per_cell([s.n for s in in_order]),
+                              "invalid per cell": _per_cell([s.invalid for s in in_order])}  # fmt: skip
+        if any(s.passed is not None for s in items):
+            columns = (*columns, "verdict")
+            for key, scores in counted.items():
+                rows[key]["verdict"] = _row_verdict(scores)
         keys = sorted(rows, key=lambda k: (_model_rank(k[0], model_order), _generation_rank(k[1]), ranks[k], k[2:]))
         body = [(*key, *(rows[key].get(c, "") for c in columns)) for key in keys]
         reference_rows = [refs[title][label] for label in sorted(refs.get(title, {}))]

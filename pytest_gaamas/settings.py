@@ -15,6 +15,7 @@ from .compare import RUN_NAME
 from .models import SpecError, canonical_spec
 
 DEFAULT_MODEL = "embedded:smollm2"
+VERDICT_MODES = ("report", "fail")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -39,6 +40,12 @@ def add_options(parser: pytest.Parser) -> None:
         "record", "string", choices=sorted(RECORD_MODES), metavar="MODE",
         help="none = replay cassettes only, a missing one fails; once = replay what is recorded and record "
         "what is missing; all = record everything afresh. Default: once, or none where the CI variable is set.",
+    )  # fmt: skip
+    option(
+        "verdicts", "string", choices=VERDICT_MODES, metavar="MODE",
+        help="report (default): a behaviour whose criterion the model misses is a finding, shown as MISSED with one "
+        "line saying why, and does not fail the session; fail: such an item fails (one line, no traceback). Errors "
+        "(a server gone, a missing cassette, a crash) fail in either mode, as do regressions under --gaamas-compare-fail.",
     )  # fmt: skip
     option("json", "string", "write the run (provenance, scores, tables) as JSON to PATH", metavar="PATH")
     option("cassette-dir", "string", "where cassettes live (default: <rootdir>/cassettes)", metavar="DIR")
@@ -83,6 +90,8 @@ class Settings:
     allowed_drops: dict[str, float] = field(default_factory=dict)
     runs_dir: Path = Path("gaamas-runs")
     replace_recorded: bool = False
+    #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
+    verdicts: str = "report"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -107,6 +116,9 @@ class Settings:
         except SpecError as error:
             raise pytest.UsageError(f"--gaamas-model: {error}") from None
 
+        verdicts = value("verdicts") or "report"
+        if verdicts not in VERDICT_MODES:
+            raise pytest.UsageError(f"gaamas_verdicts must be one of {', '.join(VERDICT_MODES)}, got {verdicts!r}")
         record = value("record") or ("none" if os.environ.get("CI") else "once")
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
@@ -161,6 +173,7 @@ class Settings:
             allowed_drops=allowed_drops,
             runs_dir=root / (value("runs_dir") or "gaamas-runs"),
             replace_recorded=bool(value("replace_recorded")),
+            verdicts=verdicts,
         )
         settings.check_outputs()
         return settings

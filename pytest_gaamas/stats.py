@@ -11,7 +11,9 @@ many cells. Every resampling is seeded, so a replayed run prints the same table 
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -86,14 +88,15 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
     sample = tuple(float(x) for x in data)
     if n == 1 or np.all(data == data[0]):
         return Estimate(centre, centre, centre, n, "mean", sample)
-    result = _scipy_stats.bootstrap(
-        (data,),
-        np.mean,
-        confidence_level=confidence,
-        n_resamples=BOOTSTRAP_RESAMPLES,
-        method="BCa",
-        random_state=np.random.default_rng(BOOTSTRAP_SEED),
-    )
+    with _quiet():
+        result = _scipy_stats.bootstrap(
+            (data,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="BCa",
+            random_state=np.random.default_rng(BOOTSTRAP_SEED),
+        )
     low, high = result.confidence_interval
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa can degenerate on near-constant data
         low, high = np.percentile(data, [50 * (1 - confidence), 50 * (1 + confidence)])
@@ -124,7 +127,8 @@ def mean_difference(a: Sequence[float], b: Sequence[float], confidence: float = 
     d = float(x.mean() - y.mean())
     if len(x) < 2 or len(y) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
         return Estimate(d, d, d, len(x) + len(y))
-    interval = _scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
+    with _quiet():
+        interval = _scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
     return Estimate(d, float(interval.low), float(interval.high), len(x) + len(y))
 
 
@@ -321,4 +325,15 @@ def change_test(old: Estimate, new: Estimate) -> float:
         return 1.0 if a[0] == b[0] else 0.0
     if len(a) < 2 or len(b) < 2:
         return math.nan
-    return float(_scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
+    with _quiet():
+        return float(_scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """scipy warns of precision loss on nearly constant samples (29 answers of $10 and one of $10.5);
+    the result stands, and the warning would only alarm a reader of the run."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message=".*catastrophic cancellation", category=RuntimeWarning)
+        yield

@@ -13,6 +13,11 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def outcomes(result) -> dict[str, int]:
+    """A pytester run's outcomes with a count, MISSED verdicts among them, warnings left out."""
+    return {k: v for k, v in result.parseoutcomes().items() if v and k not in ("warnings", "warning", "deselected")}
+
+
 def running(pid: int) -> bool:
     """Alive and not a zombie (an orphan's exit may wait for a reaper that is slow to come)."""
     try:

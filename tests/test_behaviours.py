@@ -108,7 +108,7 @@ def smollm2_replay(tmp_path_factory):
 
 def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_replay):
     code, document, output = smollm2_replay
-    assert code in (0, 1), output[-3000:]  # passed or failed verdicts, never errors
+    assert code == 0, output[-3000:]  # verdicts missed are findings, reported; an error would fail
     assert "no cassette" not in output and "MissingCassette" not in output
     assert {s["behaviour"] for s in document["scores"]} == set(BEHAVIOURS)
     for score in document["scores"]:  # a cell has 30 trials; a criterion over cells, 30 per cell

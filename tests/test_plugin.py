@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, outcomes
 
 SHIPPED = f"--gaamas-cassette-dir={ROOT / 'cassettes'}"
 
@@ -48,7 +48,7 @@ def test_reference_agents_land_where_theory_says(behaviour_project):
         "--gaamas-model=reference:rational", "--gaamas-model=reference:random", "--gaamas-model=reference:human",
         "--gaamas-json=run.json",
     )  # fmt: skip
-    result.assert_outcomes(passed=1, failed=2)
+    assert outcomes(result) == {"passed": 1, "missed": 2}  # findings, not failures
     scores = {s["model"]: s for s in json.loads((behaviour_project.path / "run.json").read_text())["scores"]}
     assert scores["reference:rational"]["score"] == 1.0 and scores["reference:rational"]["passed"]
     assert 0.68 <= scores["reference:random"]["score"] <= 0.76 and not scores["reference:random"]["passed"]
@@ -68,8 +68,24 @@ def test_ini_settings_apply_and_the_command_line_wins(behaviour_project):
 
 def test_a_threshold_can_be_overridden(behaviour_project):
     args = ["--gaamas-model=reference:human", "--gaamas-trials=10"]
-    behaviour_project.runpytest(*args).assert_outcomes(failed=1)
+    assert outcomes(behaviour_project.runpytest(*args)) == {"missed": 1}
     behaviour_project.runpytest(*args, "--gaamas-threshold=garp_consistency.min_mean_ccei=0.5").assert_outcomes(passed=1)
+
+
+def test_a_missed_verdict_is_a_finding_in_one_line_and_fails_only_when_asked(behaviour_project):
+    args = ["--gaamas-model=reference:random", "--gaamas-model=reference:rational"]
+    reported = behaviour_project.runpytest(*args)
+    assert reported.ret == pytest.ExitCode.OK and outcomes(reported) == {"passed": 1, "missed": 1}
+    reported.stdout.fnmatch_lines([
+        "*gaamas: 1 verdict not met (reported, not failed: --gaamas-verdicts=fail fails them)*",
+        "MISSED test_garp_consistency[[]reference-random[]]: mean CCEI 0.7* with 0 of 30 trials invalid; passing",
+        "    needs the lower 95% bound of the mean CCEI >= 0.9",
+    ])  # fmt: skip
+    failed = behaviour_project.runpytest(*args, "--gaamas-verdicts=fail")
+    assert failed.ret == pytest.ExitCode.TESTS_FAILED and outcomes(failed) == {"passed": 1, "failed": 1}
+    for result in (reported, failed):
+        output = result.stdout.str()
+        assert "Traceback" not in output and "\nE  " not in output and "def test_garp_consistency" not in output
 
 
 def test_the_json_document(behaviour_project):
@@ -85,8 +101,9 @@ def test_the_json_document(behaviour_project):
 
 
 def table_of(output: str) -> str:
+    """The tables and findings, up to the closing line (which holds the time taken)."""
     start = output.index("gaamas: Economic rationality")
-    return output[start : output.index("short test summary", start) if "short test summary" in output[start:] else None]
+    return output[start:].rstrip().rsplit("\n", 1)[0]
 
 
 def test_the_table_is_the_same_with_and_without_xdist(behaviour_project):
@@ -126,6 +143,15 @@ def test_an_unreachable_server_is_one_line_that_says_what_to_do(behaviour_projec
     result = behaviour_project.runpytest("--gaamas-model=openai:nothing", "--gaamas-record=once", "--gaamas-trials=1")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*openai:nothing: cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1*OPENAI_BASE_URL*"])
+
+
+def test_an_unreachable_model_stops_once_and_its_other_items_are_skipped(behaviour_project, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    result = behaviour_project.runpytest(
+        "--gaamas-model=openai:nothing", "--gaamas-model=reference:rational", "--gaamas-record=once", "--gaamas-trials=2", "-k", "garp",
+    )  # fmt: skip
+    assert outcomes(result) == {"failed": 1, "skipped": 1, "passed": 1, "missed": 1}  # the reference agent plays on
+    result.stdout.fnmatch_lines(["gaamas: 1 more item skipped, the model being unavailable: openai:nothing: cannot reach*"])
 
 
 def test_recorded_cassettes_hold_no_credentials_and_replay_offline(behaviour_project, fake_chat_server, monkeypatch):
