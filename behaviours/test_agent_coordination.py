@@ -48,6 +48,7 @@ def test_agent_coordination(gaamas, messages):
     gaamas.score(
         table=TABLE,
         metric="coordination rate",
+        unit="rate",
         estimate=coordination,
         invalid=invalid,
         passed=passed,

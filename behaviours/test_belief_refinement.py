@@ -61,6 +61,7 @@ def test_belief_refinement(gaamas, opponent, generation):
     gaamas.score(
         table=TABLE,
         metric="prediction accuracy, rounds 6-10",
+        unit="rate",
         estimate=late_accuracy,
         invalid=invalid,
         passed=passed,

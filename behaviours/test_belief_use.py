@@ -49,6 +49,7 @@ def test_belief_use(gaamas, opponent, generation):
     gaamas.score(
         table=TABLE,
         metric="points per round, rounds 6-10",
+        unit="points",
         estimate=late_points,
         invalid=invalid,
         passed=passed,

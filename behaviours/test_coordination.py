@@ -47,6 +47,7 @@ def test_coordination(gaamas, generation):
     gaamas.score(
         table=TABLE,
         metric="points per round, rounds 6-10",
+        unit="points",
         estimate=late_points,
         invalid=invalid,
         passed=passed,

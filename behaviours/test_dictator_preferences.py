@@ -24,7 +24,7 @@ indistinguishable from people and within $15 of their distribution.
 
 from functools import lru_cache
 
-from pytest_gaamas import cells, fidelity, stats
+from pytest_gaamas import cells, fidelity, people, stats
 from pytest_gaamas.data import moblab_dictator_gifts
 from pytest_gaamas.games.dictator import DictatorGame
 from pytest_gaamas.report import cell, dollars_summary
@@ -53,6 +53,7 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
     gaamas.score(
         table=TABLE,
         metric="mean share kept",
+        unit="dollars",
         estimate=mean_kept,
         invalid=len(records) - len(kept),
         passed=passed,
@@ -86,7 +87,7 @@ def humans_row() -> dict:
     kept = [100 - gift for gift in moblab_dictator_gifts()]
     return {
         "label": f"humans, MobLab (n = {len(kept)})",
-        "cells": summary_cells(kept, stats.mean(kept)) | {"n": str(len(kept))},
+        "cells": summary_cells(kept, people.mean("MobLab dictators: $ kept of $100")) | {"n": str(len(kept))},
         "source": "MobLab first-round one-shot dictator games of $100 (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }

@@ -20,7 +20,7 @@ passes when indistinguishable from people and within 0.1 of their distribution.
 
 from functools import lru_cache
 
-from pytest_gaamas import fidelity, stats
+from pytest_gaamas import fidelity, people, stats
 from pytest_gaamas.data import ckms2014_subjects
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
 from pytest_gaamas.report import cell
@@ -48,6 +48,7 @@ def test_garp_consistency(gaamas):
     score = gaamas.score(
         table=TABLE,
         metric="mean CCEI",
+        unit="CCEI",
         estimate=mean_ccei,
         invalid=len(records) - len(cceis),
         passed=passed,
@@ -81,7 +82,7 @@ def humans_row() -> dict:
     return {
         "label": f"humans (n = {len(cceis)})",
         "cells": {
-            COLUMNS[0]: cell(stats.mean(cceis), 3),
+            COLUMNS[0]: cell(people.mean("CKMS 2014: the authors' CCEI"), 3),
             COLUMNS[1]: cell(stats.wilson(sum(c > RANDOM_CHOICE_P95 for c in cceis), len(cceis))),
             "n": str(len(cceis)),
         },

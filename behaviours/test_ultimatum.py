@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import statistics
 
-from pytest_gaamas import cells, fidelity, stats
+from pytest_gaamas import cells, fidelity, people, stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame, smallest_accepted
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
@@ -74,6 +74,7 @@ def test_ultimatum(gaamas, role, generation):
     gaamas.score(
         table=TABLE,
         metric="mean share kept" if role == "proposer" else "acceptance rate",
+        unit="dollars" if role == "proposer" else "rate",
         estimate=estimate,
         invalid=invalid,
         passed=passed,
@@ -107,15 +108,15 @@ def proposer_cells(kept, mean_kept):
 
 @lru_cache(maxsize=1)
 def humans_row() -> dict:
-    people = moblab_ultimatum_strategies()
-    accepts = sum(p.smallest_accepted <= OFFER_TO_RESPONDER for p in people)
-    kept = [100 - p.offer for p in people]
+    players = moblab_ultimatum_strategies()
+    accepts = sum(p.smallest_accepted <= OFFER_TO_RESPONDER for p in players)
+    kept = [100 - p.offer for p in players]
     return {
-        "label": f"humans, MobLab (n = {len(people)})",
-        "cells": proposer_cells(kept, stats.mean(kept))
+        "label": f"humans, MobLab (n = {len(players)})",
+        "cells": proposer_cells(kept, people.mean("MobLab ultimatum proposers: $ kept of $100"))
         | {
-            COLUMNS[3]: cell(stats.wilson(accepts, len(people))),
-            COLUMNS[4]: f"median ${statistics.median(p.smallest_accepted for p in people):g}",
+            COLUMNS[3]: cell(stats.wilson(accepts, len(players))),
+            COLUMNS[4]: f"median ${statistics.median(p.smallest_accepted for p in players):g}",
         },
         "source": "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",

@@ -200,9 +200,33 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
     with _recorder(persister).use_cassette(str(path)) as tape:
+        RequestIndex(tape).install()
         yield tape
     if persister.error is not None:
         raise persister.error
+
+
+class RequestIndex:
+    """Finding a request's recorded answers by a dictionary lookup, where vcrpy compares it with
+    every recorded request in turn (a 300-round repeated game scanned 300 x 300 times). The same
+    matcher, ``request_key``, so the same answers are found in the same order."""
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.positions: dict[tuple[str, str, str], list[int]] = {}
+        self.indexed = 0
+
+    def install(self) -> None:
+        self.tape._responses = self.responses  # play_response and __contains__ look it up on the instance
+
+    def responses(self, request):
+        data = self.tape.data
+        for position in range(self.indexed, len(data)):  # exchanges recorded since the last lookup
+            self.positions.setdefault(request_key(data[position][0]), []).append(position)
+        self.indexed = len(data)
+        request = self.tape._before_record_request(request)
+        for position in self.positions.get(request_key(request), ()):
+            yield position, data[position][1]
 
 
 # -- exchanges as the journal keeps them -------------------------------------------------------

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
 
 from . import safejson, stats
-from .report import NO_VALUE, Score, p_value_text
+from .report import NO_VALUE, TABLE_WIDTH, Score, Table, p_value_text
 
 ALPHA = 0.05
+#: The units a cell can count, each with its own allowance (--gaamas-compare-fail UNIT=DROP).
+UNITS = ("rate", "dollars", "CCEI", "points")
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -124,13 +125,14 @@ def compare(
     old: Sequence[Score], new: Sequence[Score], allowed_drops: Mapping[str, float], alpha: float = ALPHA
 ) -> list[CellChange]:
     """Every cell the two runs share, with its change, its Holm-adjusted p-value and whether it
-    dropped. ``allowed_drops`` maps a behaviour (or "" for all) to the drop that fails the session."""
+    dropped. ``allowed_drops`` maps a behaviour or a unit (``UNITS``) to the drop that fails the session;
+    a behaviour's allowance overrides its unit's."""
     pairs = _pair(old, new)
     raw = [stats.change_test(o.estimate(), n.estimate()) for o, n in pairs]
     adjusted = stats.holm(raw)
     changes = []
     for (o, n), p, p_adj in zip(pairs, raw, adjusted):
-        allowed = allowed_drops.get(n.behaviour, allowed_drops.get(""))
+        allowed = allowed_drops.get(n.behaviour, allowed_drops.get(n.unit) if n.unit else None)
         worse_by = _worse_by(o, n)
         dropped = allowed is not None and not math.isnan(p_adj) and p_adj < alpha and worse_by > allowed
         label = " ".join(dict.fromkeys([*n.row.values(), *(str(v) for v in n.variant.values()), n.metric]))
@@ -139,7 +141,7 @@ def compare(
     return sorted(changes, key=lambda c: (c.behaviour, c.new.test_id, c.cell))
 
 
-def render(changes: Sequence[CellChange], alpha: float = ALPHA) -> str:
+def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TABLE_WIDTH) -> str:
     def number(x: float | None) -> str:
         return NO_VALUE if x is None or math.isnan(x) else f"{x:.3g}"
 
@@ -150,7 +152,7 @@ def render(changes: Sequence[CellChange], alpha: float = ALPHA) -> str:
         for c in changes
     ]  # fmt: skip
     headers = ("behaviour", "cell", "model", "old", "new", "new - old", "p", "p (Holm)", "verdict")
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return Table("comparison", headers, tuple(rows), (), ()).render(width)
 
 
 def digest_changes(old_run: Mapping[str, Any], new_run: Mapping[str, Any]) -> list[str]:

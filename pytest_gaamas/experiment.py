@@ -246,6 +246,7 @@ class Experiment:
         n: int | None = None,
         worse: str = "down",
         verdict_label: str = "",
+        unit: str | None = None,
     ) -> Score:
         """Record a score of this item for the session's tables and JSON, and return it.
 
@@ -255,7 +256,8 @@ class Experiment:
         ``passed`` is None for a descriptive row that carries no verdict. ``worse`` says which way
         a change of the score is a regression when runs are compared: "down", "up" or "both".
         ``verdict_label`` says the verdict in the behaviour's own word (faithful, inconclusive...)
-        where pass and missed say too little.
+        where pass and missed say too little. ``unit`` is what the score counts (``compare.UNITS``):
+        a rate's is "rate" without saying; a mean must say its own.
         """
         score = Score(
             behaviour=self.behaviour,
@@ -283,6 +285,7 @@ class Experiment:
             sample=estimate.sample,
             worse=worse,
             verdict_label=verdict_label,
+            unit=unit if unit is not None else ("rate" if estimate.kind == "rate" else ""),
         )
         self.item.user_properties.append((SCORE_PROPERTY, json.dumps(score.to_json())))
         return score

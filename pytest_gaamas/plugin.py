@@ -19,7 +19,8 @@ import pytest
 from . import compare
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictMissed
-from .experiment import REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
+from .compare import UNITS
+from .experiment import REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment, behaviour_name
 from .models import Model, resolve
 from .provenance import run_provenance
 from .report import TABLE_WIDTH, ReferenceRow, Score, build_tables
@@ -65,6 +66,16 @@ class GaamasSession:
             return  # xdist workers have no terminal; the controller shows their items finishing
         with capture.global_and_fixture_disabled():
             reporter.write_line(f"  gaamas: {line}")
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """An allowance for a behaviour that is not there is a typo: said before anything runs."""
+        behaviours = {behaviour_name(item) for item in items if "gaamas" in getattr(item, "fixturenames", ())}
+        unknown = sorted(set(self.settings.allowed_drops) - set(UNITS) - behaviours)
+        if unknown and behaviours:
+            raise pytest.UsageError(
+                f"--gaamas-compare-fail: no behaviour or unit named {', '.join(map(repr, unknown))}; units: {', '.join(UNITS)}; "
+                f"behaviours collected: {', '.join(sorted(behaviours))}"
+            )
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -125,7 +136,7 @@ class GaamasSession:
         if self.settings.compare:
             terminalreporter.write_sep("=", f"gaamas: compared with {self.settings.compare}")
             if self.changes:
-                terminalreporter.write_line(compare.render(self.changes))
+                terminalreporter.write_line(compare.render(self.changes, width=width))
             for note in self.compare_notes:
                 terminalreporter.write_line(f"gaamas: {note}")
 

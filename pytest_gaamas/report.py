@@ -71,6 +71,9 @@ class Score:
     worse: str = "down"
     #: The verdict in the behaviour's own word, where it has one (fidelity: faithful, inconclusive...).
     verdict_label: str = ""
+    #: What the score counts, for the allowances of gating: "rate", "dollars", "CCEI", "points", or ""
+    #: for a statistic without one (a trend z, a distance), which only a behaviour's allowance gates.
+    unit: str = ""
 
     @property
     def generation(self) -> str:

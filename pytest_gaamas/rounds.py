@@ -51,6 +51,10 @@ def late_means(trials: Sequence[Sequence[dict]], field: str, first_round: int) -
     return means
 
 
+#: The unit of each mean measure of ``series`` (its rates are rates).
+MEAN_UNITS = {"points": "points"}
+
+
 def report_series(gaamas, *, title: str, column: str, columns: tuple[str, ...], scores: Sequence[RoundScore]) -> None:
     """Fill ``column`` of the per-round tables, one table per measure: one row per round, one column
     per variant (an opponent, a number of messages), as the seed's figures have one line per variant."""
@@ -67,4 +71,5 @@ def report_series(gaamas, *, title: str, column: str, columns: tuple[str, ...], 
                 cells={column: cell(estimate) + invalid_note(s.invalid)},
                 row={"round": str(s.round)},
                 row_rank=s.round,
+                unit=MEAN_UNITS.get(measure) if estimate.kind == "mean" else None,
             )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .cassettes import RECORD_MODES
-from .compare import RUN_NAME
+from .compare import RUN_NAME, UNITS, CompareError, load_run
 from .models import SpecError, canonical_spec
 
 DEFAULT_MODEL = "embedded:smollm2"
@@ -57,9 +57,10 @@ def add_options(parser: pytest.Parser) -> None:
         "Welch for means), Holm-adjusted over all cells compared",
     )  # fmt: skip
     option(
-        "compare-fail", "linelist", action="append", default=None, metavar="[BEHAVIOUR=]DROP",
-        help="with --gaamas-compare, fail the session when a cell gets significantly worse by more than DROP "
-        "(in the cell's units), for every behaviour or for one (repeatable)",
+        "compare-fail", "linelist", action="append", default=None, metavar="UNIT_OR_BEHAVIOUR=DROP",
+        help="with --gaamas-compare, fail the session when a cell gets significantly worse by more than DROP, "
+        "per unit (rate=0.1, dollars=10, CCEI=0.05, points=0.3) or per behaviour (ultimatum=0.2), which wins; "
+        "repeatable",
     )  # fmt: skip
     option("runs-dir", "string", "where saved runs live (default: <rootdir>/gaamas-runs)", metavar="DIR")
     option(
@@ -140,18 +141,30 @@ class Settings:
                 raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}")
 
         allowed_drops = {}
+        units = {unit.lower(): unit for unit in UNITS}
         for entry in value("compare_fail") or []:
-            behaviour, _, raw = entry.rpartition("=")
+            key, equals, raw = entry.rpartition("=")
+            key = units.get(key.strip().lower(), key.strip())
             try:
                 drop = float(raw)
             except ValueError:
                 drop = math.nan
+            if not equals or not key:
+                raise pytest.UsageError(
+                    f"--gaamas-compare-fail takes UNIT=DROP or BEHAVIOUR=DROP, got {entry!r}: one number cannot serve dollars "
+                    f"and rates alike; say which, e.g. rate=0.1 dollars=10 CCEI=0.05 points=0.3 (units: {', '.join(UNITS)})"
+                )
             if math.isnan(drop) or drop < 0:
-                raise pytest.UsageError(f"--gaamas-compare-fail takes DROP or BEHAVIOUR=DROP with DROP >= 0, got {entry!r}")
-            allowed_drops[behaviour.strip()] = drop
+                raise pytest.UsageError(f"--gaamas-compare-fail takes UNIT=DROP or BEHAVIOUR=DROP with DROP >= 0, got {entry!r}")
+            allowed_drops[key] = drop
         compare = value("compare")
         if allowed_drops and not compare:
             raise pytest.UsageError("--gaamas-compare-fail needs --gaamas-compare=NAME_OR_PATH: the run to compare with")
+        if compare:  # a run that cannot be compared with is said now, not after the whole suite
+            try:
+                load_run(compare, root_runs_dir(config, value))
+            except CompareError as error:
+                raise pytest.UsageError(f"--gaamas-compare: {error}") from None
         save = value("save")
         if save is not None and not RUN_NAME.match(save):
             raise pytest.UsageError(f"--gaamas-save takes a name of letters, digits, '.', '_' and '-', got {save!r}")
@@ -171,7 +184,7 @@ class Settings:
             save=save,
             compare=compare,
             allowed_drops=allowed_drops,
-            runs_dir=root / (value("runs_dir") or "gaamas-runs"),
+            runs_dir=root_runs_dir(config, value),
             replace_recorded=bool(value("replace_recorded")),
             verdicts=verdicts,
         )
@@ -191,6 +204,10 @@ class Settings:
             problem = unwritable(directory)
             if problem:
                 raise pytest.UsageError(f"{option}: cannot write in {directory} ({problem}); choose another place")
+
+
+def root_runs_dir(config: pytest.Config, value) -> Path:
+    return Path(config.rootpath) / (value("runs_dir") or "gaamas-runs")
 
 
 def unwritable(directory: Path) -> str | None:

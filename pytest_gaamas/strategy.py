@@ -18,6 +18,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from . import answers, safejson
@@ -62,7 +63,7 @@ class Contract:
         return tuple(a.arg for a in self._definition().args.args)
 
     def _definition(self) -> ast.FunctionDef:
-        return ast.parse(f"{self.signature}: pass").body[0]
+        return _parsed_signature(self.signature)
 
     def messages(self) -> tuple[dict[str, str], ...]:
         user = (
@@ -74,6 +75,11 @@ class Contract:
             "Reply with the complete function in one ```python code block."
         )
         return (({"role": "system", "content": self.system},) if self.system else ()) + ({"role": "user", "content": user},)
+
+
+@lru_cache(maxsize=256)
+def _parsed_signature(signature: str) -> ast.FunctionDef:
+    return ast.parse(f"{signature}: pass").body[0]
 
 
 def expect(value: Any, types: type | tuple[type, ...], what: str) -> Any:

@@ -20,39 +20,46 @@ def score(estimate: stats.Estimate, *, model="embedded:smollm2", behaviour="ulti
         model=model, variant={"generation": "actions", "role": "responder"}, metric="acceptance rate",
         score=estimate.value, ci=(estimate.low, estimate.high), n=estimate.n, invalid=0, passed=True, criterion="",
         table="t", columns=("c",), cells={}, row=row or {}, kind=estimate.kind, sample=estimate.sample, worse=worse,
+        unit="rate" if estimate.kind == "rate" else "dollars",
     )  # fmt: skip
 
 
 def test_a_significant_drop_beyond_the_allowed_one_is_caught():
-    (change,) = compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {"": 0.2})
+    (change,) = compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {"rate": 0.2})
     assert change.dropped and change.worse_by == pytest.approx(17 / 30)
     assert change.p_value == change.p_adjusted < 0.001
 
 
 def test_a_drop_within_the_allowance_or_without_evidence_is_not():
-    assert not compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {"": 0.6})[0].dropped
-    assert not compare.compare([score(stats.wilson(20, 30))], [score(stats.wilson(17, 30))], {"": 0.0})[0].dropped
+    assert not compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {"rate": 0.6})[0].dropped
+    assert not compare.compare([score(stats.wilson(20, 30))], [score(stats.wilson(17, 30))], {"rate": 0.0})[0].dropped
     assert not compare.compare([score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))], {})[0].dropped
 
 
 def test_the_direction_that_counts_as_worse_is_the_cells_own():
     old, new = stats.wilson(2, 30), stats.wilson(25, 30)
-    assert not compare.compare([score(old)], [score(new)], {"": 0})[0].dropped
-    assert compare.compare([score(old, worse="up")], [score(new, worse="up")], {"": 0})[0].dropped
-    assert compare.compare([score(new, worse="both")], [score(old, worse="both")], {"": 0})[0].dropped
+    assert not compare.compare([score(old)], [score(new)], {"rate": 0})[0].dropped
+    assert compare.compare([score(old, worse="up")], [score(new, worse="up")], {"rate": 0})[0].dropped
+    assert compare.compare([score(new, worse="both")], [score(old, worse="both")], {"rate": 0})[0].dropped
+
+
+def test_an_allowance_applies_to_its_own_unit_only():
+    old, new = [score(stats.wilson(30, 30))], [score(stats.wilson(13, 30))]  # acceptance 1 -> 0.43
+    assert not compare.compare(old, new, {"dollars": 10})[0].dropped
+    assert compare.compare(old, new, {"dollars": 10, "rate": 0.2})[0].dropped
 
 
 def test_a_behaviours_own_allowance_overrides_the_general_one():
     old, new = [score(stats.wilson(29, 30))], [score(stats.wilson(12, 30))]
-    assert not compare.compare(old, new, {"": 0.1, "ultimatum": 0.9})[0].dropped
-    assert compare.compare(old, new, {"dictator_preferences": 0.9, "": 0.1})[0].dropped
+    assert not compare.compare(old, new, {"rate": 0.1, "ultimatum": 0.9})[0].dropped
+    assert compare.compare(old, new, {"dictator_preferences": 0.9, "rate": 0.1})[0].dropped
 
 
 def test_many_cells_are_corrected_together():
     # One cell alone would be significant (p ~ 0.02); among 20 unchanged cells, Holm's correction says no.
     old = [score(stats.wilson(25, 30), row={"r": str(i)}) for i in range(21)]
     new = [score(stats.wilson(25 if i else 17, 30), row={"r": str(i)}) for i in range(21)]
-    changes = compare.compare(old, new, {"": 0.0})
+    changes = compare.compare(old, new, {"rate": 0.0})
     moved = next(c for c in changes if c.new.row == {"r": "0"})
     assert moved.p_value < 0.05 < moved.p_adjusted and not moved.dropped
 
@@ -60,7 +67,7 @@ def test_many_cells_are_corrected_together():
 def test_means_are_compared_with_welchs_test():
     old = score(stats.mean([60.0, 62, 58, 61, 59, 63] * 5))
     new = score(stats.mean([40.0, 45, 38, 41, 44, 39] * 5))
-    (change,) = compare.compare([old], [new], {"": 5})
+    (change,) = compare.compare([old], [new], {"dollars": 5})
     assert change.dropped and change.p_value < 1e-10
 
 
@@ -108,7 +115,8 @@ def replay(tmp: Path, *options: str, select: tuple[str, ...] = ()) -> tuple[int,
 
 def test_two_replays_of_the_same_cassettes_never_differ(tmp_path):
     replay(tmp_path, "--gaamas-save=first")
-    _, output, document = replay(tmp_path, "--gaamas-compare=first", "--gaamas-compare-fail=0")
+    every_unit = [f"--gaamas-compare-fail={unit}=0" for unit in compare.UNITS]
+    _, output, document = replay(tmp_path, "--gaamas-compare=first", *every_unit)
     cells = document["comparison"]["cells"]
     assert len(cells) > 50 and "DROP" not in output
     assert not any(c["dropped"] for c in cells)
@@ -126,9 +134,11 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
     cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time; SmolLM2 now accepts 21 of 30
     saved.write_text(json.dumps(document))
 
-    code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=0.2", select=passing)
+    code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=passing)
     assert code == 1 and "DROP ultimatum" in output
     (dropped,) = [c for c in report["comparison"]["cells"] if c["dropped"]]
     assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(0.7)
-    code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
-    assert code == 0 and "DROP" not in output
+    code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
+    assert code == 0 and "DROP" not in output  # the behaviour's allowance wins over its unit's
+    code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=dollars=0", select=passing)
+    assert code == 0 and "DROP" not in output  # a fall in a rate is not judged by an allowance in dollars

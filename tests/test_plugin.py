@@ -33,7 +33,10 @@ def test_help_lists_the_options(pytester):
         ("--gaamas-model=embedded:gpt5", "*no embedded model 'gpt5'*"),
         ("--gaamas-threshold=min_mean_ccei", "*NAME=NUMBER*"),
         ("--gaamas-trials=0", "*at least 1*"),
-        ("--gaamas-compare-fail=0.1", "*needs --gaamas-compare*"),
+        ("--gaamas-compare-fail=rate=0.1", "*needs --gaamas-compare*"),
+        ("--gaamas-compare-fail=0.1", "*UNIT=DROP or BEHAVIOUR=DROP*say which*"),
+        ("--gaamas-compare=nothing-saved", "*--gaamas-compare: no saved run 'nothing-saved'*"),
+        ("--gaamas-verdicts=lenient", "*invalid choice*"),
         ("--gaamas-save=../up", "*letters, digits*"),
     ],
 )

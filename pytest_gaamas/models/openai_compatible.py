@@ -84,7 +84,11 @@ class OpenAICompatibleModel(Model):
         structured = {"response_format": self._structured_output(request.schema)} if request.schema else {}
         return self.client.chat.completions.create(
             model=self.name,
-            messages=[dict(m) for m in request.messages],
+            # The messages go in extra_body, which the client sends as given: the request body is
+            # byte for byte the same, and the client's per-field transform of a long conversation
+            # (typing lookups for every message, each round) was most of the cost of a replay.
+            messages=[],
+            extra_body={"messages": [dict(m) for m in request.messages]},
             temperature=request.temperature,
             seed=request.seed,
             max_tokens=request.max_tokens(MAX_REPLY_TOKENS),

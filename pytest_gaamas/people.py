@@ -1,0 +1,64 @@
+"""People's reference figures, computed once. The shipped data never change within a release, so
+neither do their means and intervals: a bootstrap over 13,232 dictators in every process of every
+run would cost seconds for the same numbers. They are kept in ``data/people_means.json``, each with
+the digest of the data it came from; ``python -m pytest_gaamas.people`` computes them again, and
+``tests/test_human_data.py`` checks that the file is current. Data whose digest does not match (a
+changed file) are computed at run time, never answered from a stale entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from . import stats
+from .data import ckms2014_subjects, moblab_dictator_gifts, moblab_ultimatum_strategies
+from .stats import Estimate
+
+CACHE = Path(__file__).with_name("data") / "people_means.json"
+
+#: Each precomputed figure: its name, and the values it is the mean of.
+SOURCES: dict[str, Callable[[], Sequence[float]]] = {
+    "MobLab dictators: $ kept of $100": lambda: [100 - gift for gift in moblab_dictator_gifts()],
+    "MobLab ultimatum proposers: $ kept of $100": lambda: [100 - p.offer for p in moblab_ultimatum_strategies()],
+    "CKMS 2014: the authors' CCEI": lambda: [s.authors_ccei for s in ckms2014_subjects()],
+}
+
+
+def mean(name: str) -> Estimate:
+    """The mean of source ``name`` with its bootstrap interval, as ``stats.mean`` gives it."""
+    values = SOURCES[name]()
+    entry = _cached().get(name)
+    if entry is not None and entry["digest"] == digest(values):
+        return Estimate(entry["value"], entry["low"], entry["high"], entry["n"], "mean")
+    return stats.mean(values)
+
+
+def digest(values: Sequence[float]) -> str:
+    return hashlib.sha256(json.dumps([float(v) for v in values]).encode()).hexdigest()
+
+
+def computed() -> dict[str, dict]:
+    """Every figure computed afresh, as the cache file holds it."""
+    figures = {}
+    for name, source in SOURCES.items():
+        values = source()
+        estimate = stats.mean(values)
+        figures[name] = {"digest": digest(values), "value": estimate.value, "low": estimate.low, "high": estimate.high, "n": estimate.n}
+    return figures
+
+
+@lru_cache(maxsize=1)
+def _cached() -> dict[str, dict]:
+    try:
+        return json.loads(CACHE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # computed at run time instead
+
+
+if __name__ == "__main__":
+    CACHE.write_text(json.dumps(computed(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {CACHE}")

@@ -1,0 +1,49 @@
+"""The README's CI recipe, run as written on the recorded cassettes: a baseline, the same model
+compared with it (which must never fail), and a regression planted in the saved baseline (which
+must). Each command gets a private runs and journal folder and nothing else."""
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import yaml
+
+from conftest import ROOT
+
+MARKER = "<!-- ci-recipe -->"
+
+
+def recipe_commands() -> list[str]:
+    block = re.search(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text().split(MARKER, 1)[1], re.DOTALL).group(1)
+    steps = yaml.safe_load(block)["jobs"]["gate"]["steps"]
+    return [step["run"] for step in steps if "run" in step and step["run"].startswith("pytest")]
+
+
+def run(command: str, tmp) -> subprocess.CompletedProcess:
+    words = shlex.split(command)
+    assert words[0] == "pytest"
+    private = [f"--gaamas-runs-dir={tmp / 'runs'}", f"--gaamas-journal-dir={tmp / 'journal'}", "-p", "no:cacheprovider"]
+    environment = {**os.environ, "CI": "true", "COLUMNS": "120"}
+    return subprocess.run([sys.executable, "-m", *words, *private], cwd=ROOT, capture_output=True, text=True, env=environment, timeout=900)
+
+
+def test_the_ci_recipe_gates_on_regressions_and_on_nothing_else(tmp_path):
+    baseline, candidate = recipe_commands()
+    saved = run(baseline, tmp_path)
+    assert saved.returncode == 0, saved.stdout[-2000:]
+    unchanged = run(candidate, tmp_path)
+    assert unchanged.returncode == 0 and "DROP" not in unchanged.stdout, unchanged.stdout[-2000:]
+    assert "cells paired" in unchanged.stdout
+
+    path = tmp_path / "runs" / "baseline.json"
+    document = json.loads(path.read_text())
+    rates = [s for s in document["scores"] if s["unit"] == "rate" and s["worse"] == "down" and len(s["sample"]) == 30]
+    worst = min(rates, key=lambda s: s["score"])
+    worst["sample"], worst["score"] = [1.0] * 30, 1.0  # the baseline did this every time; the model now rarely does
+    path.write_text(json.dumps(document))
+    regressed = run(candidate, tmp_path)
+    assert regressed.returncode == 1, regressed.stdout[-2000:]
+    assert f"DROP {worst['behaviour']}" in regressed.stdout
