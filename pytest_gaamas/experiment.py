@@ -28,6 +28,10 @@ from .sandbox import SandboxUnavailable
 from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
 
 SCORE_PROPERTY = "gaamas_score"
+#: The cassette an item read or wrote (relative to the cassette folder), and how many exchanges it
+#: recorded live; the controller lists unused cassettes and says what went live.
+CASSETTE_PROPERTY = "gaamas_cassette"
+RECORDED_PROPERTY = "gaamas_recorded"
 REFERENCE_PROPERTY = "gaamas_reference"
 PROGRESS_EVERY_S = 5.0
 
@@ -99,7 +103,7 @@ class Experiment:
         own_stem = self.item.originalname if hasattr(self.item, "originalname") else self.item.name
         own = name(own_stem, self.variant.values())
         recorded = name(recorded_as or own_stem, (self.variant if variant is None else variant).values())
-        model_dir = self.model.directory + self._temperature_suffix()
+        model_dir = self.model.directory + self.settings.temperature_suffix
         journal = own if recorded == own else f"{own}--{recorded}"
         return ItemPaths(
             cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml",
@@ -107,10 +111,6 @@ class Experiment:
             model_meta=self.settings.cassette_dir / self.model.directory / "model.json",
             shared=recorded != own,
         )
-
-    def _temperature_suffix(self) -> str:
-        """Runs at an overriding --gaamas-temperature keep their cassettes apart from the paper's."""
-        return "" if self.settings.temperature is None else f"@T{self.settings.temperature:g}"
 
     def play(
         self, game: Game, trials: int, *, temperature: float, generation: str = "actions",
@@ -201,11 +201,13 @@ class Experiment:
                 "record it with --gaamas-record=once"
             )
         self._check_model_unchanged(paths.model_meta)
+        self.item.user_properties.append((CASSETTE_PROPERTY, paths.cassette.relative_to(self.settings.cassette_dir).as_posix()))
         with cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
             before = len(tape.data)
             yield tape
-            recorded = len(tape.data) > before or (mode == "all" and len(tape.data) > 0)
+            recorded = len(tape.data) - before if mode != "all" else len(tape.data)
         if recorded:
+            self.item.user_properties.append((RECORDED_PROPERTY, json.dumps([self.model.spec, recorded])))
             self._write_model_meta(paths.model_meta)
 
     def _check_model_unchanged(self, meta_path: Path) -> None:

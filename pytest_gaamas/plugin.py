@@ -20,7 +20,7 @@ from . import compare
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictMissed
 from .compare import UNITS
-from .experiment import REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment, behaviour_name
+from .experiment import CASSETTE_PROPERTY, RECORDED_PROPERTY, REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment, behaviour_name
 from .models import Model, resolve
 from .provenance import run_provenance
 from .report import TABLE_WIDTH, ReferenceRow, Score, build_tables
@@ -53,6 +53,11 @@ class GaamasSession:
         self.unavailable: dict[str, str] = {}
         #: Why a model was unreachable -> how many of its items were skipped for it (all processes).
         self.skipped_unavailable: dict[str, int] = {}
+        #: Cassettes the items used, relative to the cassette folder.
+        self.cassettes_used: set[str] = set()
+        self.orphaned: list[str] = []
+        self.cassette_notes: list[str] = []
+        self.announced = False
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -111,6 +116,11 @@ class GaamasSession:
                 self.references.append(ReferenceRow(**json.loads(value)))
             elif name == VERDICT_PROPERTY:
                 self.findings.append((report.nodeid, value))
+            elif name == CASSETTE_PROPERTY:
+                self.cassettes_used.add(value)
+            elif name == RECORDED_PROPERTY:
+                spec, count = json.loads(value)
+                self.progress(f"{report.nodeid.split('::', 1)[-1]}: {count} exchanges recorded live from {spec}")
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for error in self.errors:
@@ -130,6 +140,8 @@ class GaamasSession:
             for test_id, finding in sorted(self.findings):
                 line = f"MISSED {test_id.split('::', 1)[-1]}: {finding}"
                 terminalreporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
+        if self.settings.check_cassettes:
+            self._report_cassette_check(terminalreporter)
         if self.saved_run:
             name, path = self.saved_run
             terminalreporter.write_line(f"gaamas: saved this run as {name!r} ({path})")
@@ -140,9 +152,71 @@ class GaamasSession:
             for note in self.compare_notes:
                 terminalreporter.write_line(f"gaamas: {note}")
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.is_worker and any("gaamas" in getattr(item, "fixturenames", ()) for item in session.items):
+            self._say_where_answers_come_from()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing; a worker's ids show the models' parameters."""
+        if not self.announced and any(f"[{self.model(spec).test_id}" in nodeid for spec in self.settings.models for nodeid in ids):
+            self._say_where_answers_come_from()
+
+    def _say_where_answers_come_from(self) -> None:
+        """Said before anything runs: where answers come from, and whether a request may go live."""
+        self.announced = True
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return
+        for line in self._answer_sources():
+            reporter.write_line(line)
+
+    def _answer_sources(self) -> list[str]:
+        lines = []
+        for spec in self.settings.models:
+            model = self.model(spec)
+            if not model.uses_http:
+                continue
+            folder = self.settings.cassette_dir / (model.directory + self.settings.temperature_suffix)
+            held = sum(1 for _ in folder.rglob("*.yaml")) if folder.is_dir() else 0
+            if self.settings.record == "none":
+                how = "replay only: a request no cassette holds fails"
+            elif self.settings.record == "all":
+                how = "--gaamas-record=all: every request goes live to the model and is recorded afresh"
+            else:
+                how = ("anything not recorded there is asked live from the model and recorded "
+                       "(--gaamas-record=once; --gaamas-record=none replays only)")  # fmt: skip
+            lines.append(f"gaamas: {spec}: {held} cassettes in {folder}; {how}")
+        return lines
+
+    def _check_cassettes(self, session: pytest.Session) -> None:
+        """Every cassette of the models run that no item used: a rename must not orphan recordings silently."""
+        for spec in self.settings.models:
+            model = self.model(spec)
+            if not model.uses_http:
+                continue
+            folder = self.settings.cassette_dir / (model.directory + self.settings.temperature_suffix)
+            on_disk = {p.relative_to(self.settings.cassette_dir).as_posix() for p in folder.rglob("*.yaml")} if folder.is_dir() else set()
+            orphaned = sorted(on_disk - self.cassettes_used)
+            self.orphaned += orphaned
+            self.cassette_notes.append(
+                f"{spec}: {len(on_disk & self.cassettes_used)} of {len(on_disk)} cassettes used"
+                + (f"; {len(orphaned)} used by no item (a renamed test or reordered parameters?):" if orphaned else "")
+            )
+            self.cassette_notes += [f"    {name}" for name in orphaned]
+        if self.orphaned:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _report_cassette_check(self, terminalreporter) -> None:
+        terminalreporter.write_sep("=", "gaamas: cassette check")
+        for line in self.cassette_notes:
+            terminalreporter.write_line(line)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         try:
+            if not self.is_worker and self.settings.check_cassettes:
+                self._check_cassettes(session)
             if not self.is_worker and self.scores:
                 document = self._document()
                 if self.settings.compare:

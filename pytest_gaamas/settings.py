@@ -64,6 +64,11 @@ def add_options(parser: pytest.Parser) -> None:
     )  # fmt: skip
     option("runs-dir", "string", "where saved runs live (default: <rootdir>/gaamas-runs)", metavar="DIR")
     option(
+        "check-cassettes", "bool", action="store_true", default=False,
+        help="after the run, list every cassette of the models run that no test item used (a renamed test or "
+        "reordered parameters orphan their recordings) and fail the session if there is one; run the whole suite",
+    )  # fmt: skip
+    option(
         "replace-recorded", "bool", action="store_true", default=False,
         help="let --gaamas-record=all replace a cassette even where the new recording lacks some of its recorded "
         "requests (fewer trials, changed prompts); without it such a cassette is kept and the item fails",
@@ -91,6 +96,7 @@ class Settings:
     allowed_drops: dict[str, float] = field(default_factory=dict)
     runs_dir: Path = Path("gaamas-runs")
     replace_recorded: bool = False
+    check_cassettes: bool = False
     #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
     verdicts: str = "report"
 
@@ -186,10 +192,16 @@ class Settings:
             allowed_drops=allowed_drops,
             runs_dir=root_runs_dir(config, value),
             replace_recorded=bool(value("replace_recorded")),
+            check_cassettes=bool(value("check_cassettes")),
             verdicts=verdicts,
         )
         settings.check_outputs()
         return settings
+
+    @property
+    def temperature_suffix(self) -> str:
+        """Runs at an overriding --gaamas-temperature keep their cassettes apart from the paper's."""
+        return "" if self.temperature is None else f"@T{self.temperature:g}"
 
     def check_outputs(self) -> None:
         """Every place this run will write, tried now: a long run must not end unable to save."""

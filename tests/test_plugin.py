@@ -189,3 +189,29 @@ def test_a_dying_server_loses_nothing_and_the_next_run_resumes(behaviour_project
     healthy.close()
     # Nothing was lost: the two trials answered before the server died are in the cassette too.
     behaviour_project.runpytest("--gaamas-model=openai:fake", "--gaamas-trials=4", "--gaamas-record=none").assert_outcomes(passed=1)
+
+
+def test_a_cassette_no_item_uses_any_more_is_listed_and_fails_the_check(behaviour_project):
+    recorded = ROOT / "cassettes" / "embedded-smollm2" / "garp_consistency" / "test_garp_consistency.yaml"
+    folder = behaviour_project.path / "cassettes" / "embedded-smollm2" / "garp_consistency"
+    folder.mkdir(parents=True)
+    (folder / "test_garp_consistency.yaml").write_bytes(recorded.read_bytes())
+    args = ["--gaamas-model=embedded:smollm2", "--gaamas-record=none", "--gaamas-check-cassettes"]
+    clean = behaviour_project.runpytest(*args)
+    assert clean.ret == pytest.ExitCode.OK
+    clean.stdout.fnmatch_lines(["embedded:smollm2: 1 of 1 cassettes used"])
+    (folder / "test_garp_consistency_before_a_rename.yaml").write_bytes(recorded.read_bytes())
+    orphaned = behaviour_project.runpytest(*args)
+    assert orphaned.ret == pytest.ExitCode.TESTS_FAILED
+    orphaned.stdout.fnmatch_lines([
+        "embedded:smollm2: 1 of 2 cassettes used; 1 used by no item (a renamed test or reordered parameters?):",
+        "    embedded-smollm2/garp_consistency/test_garp_consistency_before_a_rename.yaml",
+    ])  # fmt: skip
+
+
+def test_the_run_says_before_it_plays_whether_requests_may_go_live(behaviour_project):
+    once = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-model=reference:random", "--collect-only")
+    once.stdout.fnmatch_lines(["gaamas: embedded:smollm2: 0 cassettes in *; anything not recorded there is asked live*"])
+    assert "gaamas: reference:random" not in once.stdout.str()
+    replay = behaviour_project.runpytest_subprocess("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-trials=1")
+    replay.stdout.fnmatch_lines(["gaamas: embedded:smollm2: 0 cassettes in *; replay only*", "*no cassette*"])
