@@ -19,8 +19,7 @@ import pytest
 from . import compare
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictMissed
-from .compare import UNITS
-from .experiment import CASSETTE_PROPERTY, RECORDED_PROPERTY, REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment, behaviour_name
+from .experiment import CASSETTE_PROPERTY, RECORDED_PROPERTY, REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
 from .models import Model, resolve
 from .provenance import run_provenance
 from .report import TABLE_WIDTH, ReferenceRow, Score, build_tables
@@ -71,16 +70,6 @@ class GaamasSession:
             return  # xdist workers have no terminal; the controller shows their items finishing
         with capture.global_and_fixture_disabled():
             reporter.write_line(f"  gaamas: {line}")
-
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """An allowance for a behaviour that is not there is a typo: said before anything runs."""
-        behaviours = {behaviour_name(item) for item in items if "gaamas" in getattr(item, "fixturenames", ())}
-        unknown = sorted(set(self.settings.allowed_drops) - set(UNITS) - behaviours)
-        if unknown and behaviours:
-            raise pytest.UsageError(
-                f"--gaamas-compare-fail: no behaviour or unit named {', '.join(map(repr, unknown))}; units: {', '.join(UNITS)}; "
-                f"behaviours collected: {', '.join(sorted(behaviours))}"
-            )
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):

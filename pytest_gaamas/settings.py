@@ -163,6 +163,12 @@ class Settings:
             if math.isnan(drop) or drop < 0:
                 raise pytest.UsageError(f"--gaamas-compare-fail takes UNIT=DROP or BEHAVIOUR=DROP with DROP >= 0, got {entry!r}")
             allowed_drops[key] = drop
+        unknown = sorted(set(allowed_drops) - set(UNITS) - behaviours_named_by(config.args))
+        if unknown:  # a typo would otherwise gate nothing, silently
+            raise pytest.UsageError(
+                f"--gaamas-compare-fail: no unit or behaviour named {', '.join(map(repr, unknown))} in this run; units: "
+                f"{', '.join(UNITS)}; behaviours: {', '.join(sorted(behaviours_named_by(config.args))) or 'none'}"
+            )
         compare = value("compare")
         if allowed_drops and not compare:
             raise pytest.UsageError("--gaamas-compare-fail needs --gaamas-compare=NAME_OR_PATH: the run to compare with")
@@ -216,6 +222,16 @@ class Settings:
             problem = unwritable(directory)
             if problem:
                 raise pytest.UsageError(f"{option}: cannot write in {directory} ({problem}); choose another place")
+
+
+def behaviours_named_by(args: list[str]) -> set[str]:
+    """The behaviours in the files and folders a run was given: ``test_ultimatum.py`` is ``ultimatum``."""
+    names = set()
+    for arg in args:
+        path = Path(arg.split("::", 1)[0])
+        files = sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
+        names |= {f.stem.removeprefix("test_") for f in files if f.suffix == ".py"}
+    return names
 
 
 def root_runs_dir(config: pytest.Config, value) -> Path:

@@ -35,6 +35,7 @@ def test_help_lists_the_options(pytester):
         ("--gaamas-trials=0", "*at least 1*"),
         ("--gaamas-compare-fail=rate=0.1", "*needs --gaamas-compare*"),
         ("--gaamas-compare-fail=0.1", "*UNIT=DROP or BEHAVIOUR=DROP*say which*"),
+        ("--gaamas-compare-fail=garp=0.1", "*no unit or behaviour named 'garp' in this run*behaviours: garp_consistency*"),
         ("--gaamas-compare=nothing-saved", "*--gaamas-compare: no saved run 'nothing-saved'*"),
         ("--gaamas-verdicts=lenient", "*invalid choice*"),
         ("--gaamas-save=../up", "*letters, digits*"),
@@ -210,7 +211,9 @@ def test_a_cassette_no_item_uses_any_more_is_listed_and_fails_the_check(behaviou
 
 
 def test_the_run_says_before_it_plays_whether_requests_may_go_live(behaviour_project):
-    once = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-model=reference:random", "--collect-only")
+    once = behaviour_project.runpytest(
+        "--gaamas-model=embedded:smollm2", "--gaamas-model=reference:random", "--gaamas-record=once", "--collect-only"
+    )
     once.stdout.fnmatch_lines(["gaamas: embedded:smollm2: 0 cassettes in *; anything not recorded there is asked live*"])
     assert "gaamas: reference:random" not in once.stdout.str()
     replay = behaviour_project.runpytest_subprocess("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-trials=1")

@@ -289,7 +289,8 @@ def _line(message: dict) -> bytes:
 
 def check_value(value: Any, max_items: int) -> None:
     """JSON's types, finite numbers, at most ``max_items`` values and MAX_VALUE_DEPTH levels, checked in
-    the host whatever the sandbox's own checks said."""
+    the host whatever the sandbox's own checks said. ``runner.check_value`` is its twin in the
+    supervisor, which may not import the project: two checks on two sides of a process boundary."""
     stack, count = [(value, 1)], 0
     while stack:
         item, depth = stack.pop()
