@@ -157,8 +157,9 @@ class GaamasSession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
+        width = min(reporter._tw.fullwidth, TABLE_WIDTH)
         for line in self._answer_sources():
-            reporter.write_line(line)
+            reporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
 
     def _answer_sources(self) -> list[str]:
         lines = []
