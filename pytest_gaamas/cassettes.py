@@ -25,6 +25,7 @@ import copy
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -200,7 +201,8 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
     with _recorder(persister).use_cassette(str(path)) as tape:
-        RequestIndex(tape).install()
+        tape._gaamas_index = RequestIndex(tape)
+        tape._gaamas_index.install()
         yield tape
     if persister.error is not None:
         raise persister.error
@@ -215,30 +217,63 @@ class RequestIndex:
         self.tape = tape
         self.positions: dict[tuple[str, str, str], list[int]] = {}
         self.indexed = 0
+        self.lock = threading.Lock()  # trials played at once look up and record from several threads
 
     def install(self) -> None:
         self.tape._responses = self.responses  # play_response and __contains__ look it up on the instance
 
     def responses(self, request):
         data = self.tape.data
-        for position in range(self.indexed, len(data)):  # exchanges recorded since the last lookup
-            self.positions.setdefault(request_key(data[position][0]), []).append(position)
-        self.indexed = len(data)
-        request = self.tape._before_record_request(request)
-        for position in self.positions.get(request_key(request), ()):
+        with self.lock:
+            for position in range(self.indexed, len(data)):  # exchanges recorded since the last lookup
+                self.positions.setdefault(request_key(data[position][0]), []).append(position)
+            self.indexed = len(data)
+            request = self.tape._before_record_request(request)
+            found = list(self.positions.get(request_key(request), ()))
+        for position in found:
             yield position, data[position][1]
+
+    def forget(self) -> None:
+        """After the tape's exchanges were reordered: index them afresh at the next lookup."""
+        with self.lock:
+            self.positions, self.indexed = {}, 0
 
 
 # -- exchanges as the journal keeps them -------------------------------------------------------
 
 
-def exchanges_since(tape, start: int) -> list[dict[str, Any]]:
-    """The exchanges recorded on ``tape`` from index ``start`` on, as JSON-able dicts (copies: vcrpy's
-    converters change what they are given)."""
+def request_seed_of(request) -> int | None:
+    """The seed a request carries: the OpenAI-compatible body's ``seed``, Ollama's ``options.seed``."""
+    try:
+        body = json.loads(_canonical_body(request.body))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    seed = body.get("seed", (body.get("options") or {}).get("seed") if isinstance(body.get("options"), dict) else None)
+    return seed if isinstance(seed, int) else None
+
+
+def exchanges_of(tape, seeds: set[int], start: int) -> list[dict[str, Any]]:
+    """The exchanges recorded on ``tape`` from index ``start`` on whose requests carry one of ``seeds``
+    (one trial's: trials played at once record their exchanges interleaved), as JSON-able dicts
+    (copies: vcrpy's converters change what they are given)."""
     return [
         {"request": _text(compat.convert_to_unicode(request._to_dict())), "response": _text(compat.convert_to_unicode(copy.deepcopy(response)))}
         for request, response in tape.data[start:]
+        if request_seed_of(request) in seeds
     ]
+
+
+def in_trial_order(tape, seeds_in_order: list[int], start: int) -> None:
+    """Put the exchanges recorded from ``start`` on in the order a sequential run records them (each
+    request's seed is its trial's and round's), so that playing trials at once writes the same
+    cassette as playing them one by one."""
+    rank = {seed: i for i, seed in enumerate(seeds_in_order)}
+    recorded = tape.data[start:]
+    recorded.sort(key=lambda exchange: rank.get(request_seed_of(exchange[0]), len(rank)))
+    tape.data[start:] = recorded
+    tape._gaamas_index.forget()
 
 
 def _text(value: Any) -> Any:

@@ -19,12 +19,13 @@ from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable
 from .journal import Journal
 from .models import Model, slug
 from .redact import redact_text
-from .play import Game, TrialRecord, fingerprint, play_trial
+from .play import Game, TrialRecord, fingerprint
 from .fidelity import Fidelity, HumanChoices
 from .report import NO_VALUE, ReferenceRow, Score, cell, p_value_text
 from .settings import Settings
 from .stats import Estimate
 from .sandbox import SandboxUnavailable
+from .trials import play_trials
 from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
 
 SCORE_PROPERTY = "gaamas_score"
@@ -103,7 +104,7 @@ class Experiment:
         own_stem = self.item.originalname if hasattr(self.item, "originalname") else self.item.name
         own = name(own_stem, self.variant.values())
         recorded = name(recorded_as or own_stem, (self.variant if variant is None else variant).values())
-        model_dir = self.model.directory + self.settings.temperature_suffix
+        model_dir = self.model.directory + self.settings.cassette_suffix
         journal = own if recorded == own else f"{own}--{recorded}"
         return ItemPaths(
             cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml",
@@ -156,21 +157,30 @@ class Experiment:
                 if tape is not None and self.settings.record != "none":
                     for entry in journal.finished.values():  # answered before a crash: into the cassette
                         cassettes.restore(tape, entry.exchanges)
-                for trial in range(trials):
-                    entry = journal.finished.get(trial)
-                    if entry is None:
-                        before = len(tape.data) if tape is not None else 0
-                        record = play_trial(game, self.model, trial, seed=self.seed, temperature=temperature)
-                        journal.write(record, cassettes.exchanges_since(tape, before) if tape is not None else [])
-                    else:
-                        record = entry.record
-                    records.append(record)
+                start = len(tape.data) if tape is not None else 0
+                played: list[TrialRecord] = []
+
+                def finished(record: TrialRecord) -> None:
+                    nonlocal last_report
+                    seeds = {r.seed for r in record.rounds}
+                    journal.write(record, cassettes.exchanges_of(tape, seeds, start) if tape is not None else [])
+                    played.append(record)
                     if time.monotonic() - last_report >= PROGRESS_EVERY_S:
                         last_report = time.monotonic()
-                        invalid = sum(not r.valid for r in records)
+                        invalid = sum(not r.valid for r in played)
                         self._progress(
-                            f"{self.item.name}: trial {trial + 1}/{trials}, {invalid} invalid, {last_report - started:.0f} s"
+                            f"{self.item.name}: {len(journal.finished)}/{trials} trials, {invalid} invalid, "
+                            f"{last_report - started:.0f} s"
                         )
+
+                fresh = play_trials(
+                    game, self.model, [t for t in range(trials) if t not in journal.finished], seed=self.seed,
+                    temperature=temperature, concurrency=self.concurrency, finished=finished,
+                )  # fmt: skip
+                by_trial = {r.trial: r for r in fresh} | {t: e.record for t, e in journal.finished.items() if t < trials}
+                records = [by_trial[t] for t in range(trials)]
+                if tape is not None and self.concurrency > 1:
+                    cassettes.in_trial_order(tape, [r.seed for record in fresh for r in record.rounds], start)
             complete = True
         except GaamasError as error:
             message = f"{self.model.spec}: {redact_text(str(error))}"
@@ -228,6 +238,11 @@ class Experiment:
         if meta_path.exists() and read_model_meta(meta_path) == meta:
             return
         cassettes.write_atomically(meta_path, json.dumps(meta, indent=2, sort_keys=True) + "\n", what="model description")
+
+    @property
+    def concurrency(self) -> int:
+        """Trials played at once: --gaamas-concurrency, else what the model's server is good for."""
+        return self.settings.concurrency or self.model.default_concurrency
 
     # -- reporting --------------------------------------------------------------------------------
 

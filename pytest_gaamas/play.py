@@ -32,6 +32,16 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """What a model said: the text that holds its answer, its reasoning kept apart (a server's
+    ``reasoning_content`` or ``thinking``), and whether the token limit cut the reply short."""
+
+    text: str
+    thinking: str = ""
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
 class Decision:
     """One request to an agent.
 
@@ -87,7 +97,7 @@ class Request:
 class Agent(Protocol):
     spec: str
 
-    def reply(self, request: Request) -> str: ...
+    def reply(self, request: Request) -> str | Reply: ...
 
 
 @dataclass
@@ -98,6 +108,8 @@ class RoundRecord:
     valid: bool
     value: Any
     reason: str
+    #: The model's reasoning, apart from its answer: never parsed, kept for whoever reads the run.
+    thinking: str = ""
 
 
 @dataclass
@@ -121,6 +133,21 @@ class TrialRecord:
         return cls(data["trial"], [RoundRecord(**r) for r in data["rounds"]], dict(data["outcome"]))
 
 
+def read_reply(said: str | Reply, decision: Decision) -> tuple[str, str, Answer]:
+    """The answer's text, the reasoning apart from it, and the answer parsed from the text alone. A
+    reply cut short by the token limit that holds no usable answer says so (``truncated``), whatever
+    the parser would have said of the fragment."""
+    from .answers import split_thinking  # answers imports this module
+
+    reply = said if isinstance(said, Reply) else Reply(said)
+    text, inline = split_thinking(reply.text)
+    thinking = "\n\n".join(part for part in (reply.thinking.strip(), inline) if part)
+    answer = decision.parse(text)
+    if not answer.valid and reply.truncated:
+        answer = Answer.invalid(f"truncated: the reply reached the token limit before a usable answer ({answer.reason})")
+    return text, thinking, replace(answer, text=text)
+
+
 def request_seed(base_seed: int, trial: int, round_index: int) -> int:
     """A distinct, stable seed for every request, so repeated samples are distinct requests."""
     digest = hashlib.sha256(f"{base_seed}:{trial}:{round_index}".encode()).digest()
@@ -134,10 +161,9 @@ def play_trial(game: Game, agent: Agent, trial: int, *, seed: int, temperature: 
         decision = next(generator)
         while True:
             request = Request(decision, game, request_seed(seed, trial, len(rounds)), temperature)
-            reply = agent.reply(request)
-            answer = replace(decision.parse(reply), text=reply)
+            reply, thinking, answer = read_reply(agent.reply(request), decision)
             rounds.append(
-                RoundRecord(request.seed, [dict(m) for m in decision.messages], reply, answer.valid, answer.value, answer.reason)
+                RoundRecord(request.seed, [dict(m) for m in decision.messages], reply, answer.valid, answer.value, answer.reason, thinking)
             )
             decision = generator.send(answer)
     except StopIteration as finished:

@@ -60,7 +60,9 @@ class GaamasSession:
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
-            self.models[spec] = resolve(spec)
+            model = resolve(spec)
+            model.max_tokens, model.think = self.settings.max_tokens, self.settings.think
+            self.models[spec] = model
         return self.models[spec]
 
     def progress(self, line: str) -> None:
@@ -167,7 +169,7 @@ class GaamasSession:
             model = self.model(spec)
             if not model.uses_http:
                 continue
-            folder = self.settings.cassette_dir / (model.directory + self.settings.temperature_suffix)
+            folder = self.settings.cassette_dir / (model.directory + self.settings.cassette_suffix)
             held = sum(1 for _ in folder.rglob("*.yaml")) if folder.is_dir() else 0
             if self.settings.record == "none":
                 how = "replay only: a request no cassette holds fails"
@@ -185,7 +187,7 @@ class GaamasSession:
             model = self.model(spec)
             if not model.uses_http:
                 continue
-            folder = self.settings.cassette_dir / (model.directory + self.settings.temperature_suffix)
+            folder = self.settings.cassette_dir / (model.directory + self.settings.cassette_suffix)
             on_disk = {p.relative_to(self.settings.cassette_dir).as_posix() for p in folder.rglob("*.yaml")} if folder.is_dir() else set()
             orphaned = sorted(on_disk - self.cassettes_used)
             self.orphaned += orphaned

@@ -42,6 +42,22 @@ def add_options(parser: pytest.Parser) -> None:
         "what is missing; all = record everything afresh. Default: once, or none where the CI variable is set.",
     )  # fmt: skip
     option(
+        "concurrency", "string", type=int, metavar="N",
+        help="trials of an item played at once, each trial's rounds in order (default: 1 for the embedded "
+        "model, 4 for Ollama, 8 for an OpenAI-compatible server); results, journals and cassettes are those "
+        "of one trial at a time",
+    )  # fmt: skip
+    option(
+        "max-tokens", "string", type=int, metavar="N",
+        help="the most tokens a reply may take, thinking included (default: 256 for a decision, 512 for a "
+        "strategy, and 4,096 more for a model that thinks)",
+    )  # fmt: skip
+    option(
+        "think", "bool", action="store_true", default=False,
+        help="the model reasons before it answers: ask the server to think (Ollama's think) and give it room; "
+        "its thinking is kept apart from the answer, never parsed as one",
+    )  # fmt: skip
+    option(
         "verdicts", "string", choices=VERDICT_MODES, metavar="MODE",
         help="report (default): a behaviour whose criterion the model misses is a finding, shown as MISSED with one "
         "line saying why, and does not fail the session; fail: such an item fails (one line, no traceback). Errors "
@@ -97,6 +113,10 @@ class Settings:
     runs_dir: Path = Path("gaamas-runs")
     replace_recorded: bool = False
     check_cassettes: bool = False
+    max_tokens: int | None = None
+    think: bool = False
+    #: Trials played at once; None: the model's own default.
+    concurrency: int | None = None
     #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
     verdicts: str = "report"
 
@@ -132,6 +152,12 @@ class Settings:
         trials = number("trials", int)
         if trials is not None and trials < 1:
             raise pytest.UsageError(f"--gaamas-trials must be at least 1, got {trials}")
+        concurrency = number("concurrency", int)
+        if concurrency is not None and not 1 <= concurrency <= 256:
+            raise pytest.UsageError(f"--gaamas-concurrency must be between 1 and 256, got {concurrency}")
+        max_tokens = number("max_tokens", int)
+        if max_tokens is not None and max_tokens < 16:
+            raise pytest.UsageError(f"--gaamas-max-tokens must be at least 16, got {max_tokens}")
         temperature = number("temperature", float)
         if temperature is not None and not 0 <= temperature <= 2:
             raise pytest.UsageError(f"--gaamas-temperature must lie in [0, 2], got {temperature}")
@@ -199,15 +225,21 @@ class Settings:
             runs_dir=root_runs_dir(config, value),
             replace_recorded=bool(value("replace_recorded")),
             check_cassettes=bool(value("check_cassettes")),
+            max_tokens=max_tokens,
+            think=bool(value("think")),
+            concurrency=concurrency,
             verdicts=verdicts,
         )
         settings.check_outputs()
         return settings
 
     @property
-    def temperature_suffix(self) -> str:
-        """Runs at an overriding --gaamas-temperature keep their cassettes apart from the paper's."""
-        return "" if self.temperature is None else f"@T{self.temperature:g}"
+    def cassette_suffix(self) -> str:
+        """Runs that ask differently (another temperature, thinking, another token budget) keep their
+        cassettes apart from the paper's: ``embedded-smollm2@T1.4``, ``ollama-qwen3@think``."""
+        suffix = "" if self.temperature is None else f"@T{self.temperature:g}"
+        suffix += "@think" if self.think else ""
+        return suffix + ("" if self.max_tokens is None else f"@max{self.max_tokens}")
 
     def check_outputs(self) -> None:
         """Every place this run will write, tried now: a long run must not end unable to save."""

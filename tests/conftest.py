@@ -42,8 +42,12 @@ class FakeChatServer:
     """A loopback stand-in for an OpenAI-compatible chat server (not a real model): answers every
     chat completion with ``content``, counts requests, and can be made to die after ``die_after``."""
 
-    def __init__(self, content: str, die_after: int | None = None, delay: float = 0.0):
+    def __init__(self, content: str, die_after: int | None = None, delay: float = 0.0, message_extra=None, finish_reason="stop"):
         self.content = content
+        self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = 0
+        self.message_extra = message_extra or {}
+        self.finish_reason = finish_reason
         self.die_after = die_after
         self.delay = delay
         self.requests: list[dict] = []
@@ -58,14 +62,19 @@ class FakeChatServer:
                 if fake.die_after is not None and len(fake.requests) >= fake.die_after:
                     self.connection.close()  # a dying server: no response at all
                     return
-                fake.requests.append(body)
+                with fake.lock:
+                    fake.requests.append(body)
+                    fake.in_flight += 1
+                    fake.most_in_flight = max(fake.most_in_flight, fake.in_flight)
                 if fake.delay:
                     time.sleep(fake.delay)
-                reply = {
-                    "id": f"fake-{len(fake.requests)}", "object": "chat.completion", "created": 0,
+                with fake.lock:
+                    fake.in_flight -= 1
+                reply = {  # the same answer to the same request, however many arrive at once
+                    "id": f"fake-{body.get('seed')}", "object": "chat.completion", "created": 0,
                     "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": fake.content}}],
+                    "choices": [{"index": 0, "finish_reason": fake.finish_reason,
+                                 "message": {"role": "assistant", "content": fake.content, **fake.message_extra}}],
                 }  # fmt: skip
                 data = json.dumps(reply).encode()
                 self.send_response(200)
@@ -89,8 +98,8 @@ class FakeChatServer:
 def fake_chat_server():
     servers = []
 
-    def start(content='{"asset_a": 50, "asset_b": 50}', die_after=None, delay=0.0):
-        server = FakeChatServer(content, die_after, delay)
+    def start(content='{"asset_a": 50, "asset_b": 50}', die_after=None, delay=0.0, **reply):
+        server = FakeChatServer(content, die_after, delay, **reply)
         servers.append(server)
         return server
 

@@ -20,7 +20,9 @@ from pytest_gaamas.journal import Journal
 from pytest_gaamas.play import RoundRecord, TrialRecord
 from conftest import outlives
 
-MODEL = "--gaamas-model=openai:fake"
+#: One trial at a time: these tests count the trials finished when a server dies (trials played at
+#: once are tested in test_concurrency.py).
+MODEL = ("--gaamas-model=openai:fake", "--gaamas-concurrency=1")
 REQUESTS_PER_TRIAL = 25  # the portfolio game: one request per budget
 
 
@@ -56,26 +58,26 @@ def serving(fake_chat_server, monkeypatch):
 
 def test_recording_fewer_trials_afresh_refuses_to_replace_the_cassette(behaviour_project, serving):
     serving()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
     before = cassette_of(behaviour_project).read_bytes()
 
-    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=all")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*was not replaced*would drop 50 of the 100 recorded*--gaamas-replace-recorded*"])
     no_traceback(result)
     assert cassette_of(behaviour_project).read_bytes() == before
     assert journals_of(behaviour_project), "the new answers are kept in the journal"
 
-    replaced = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all", "--gaamas-replace-recorded")
+    replaced = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=all", "--gaamas-replace-recorded")
     replaced.assert_outcomes(passed=1)
     assert recorded_trials(cassette_of(behaviour_project)) == 2
 
 
 def test_recording_afresh_the_same_trials_replaces_the_cassette_whole(behaviour_project, serving):
     serving(content='{"asset_a": 50, "asset_b": 50}')
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=all").assert_outcomes(passed=1)
     serving(content='{"asset_a": 60, "asset_b": 40}')
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=all").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=all").assert_outcomes(passed=1)
     text = cassette_of(behaviour_project).read_text()
     assert recorded_trials(cassette_of(behaviour_project)) == 2
     assert "60" in text and '\\"asset_a\\": 50' not in text
@@ -87,18 +89,18 @@ def test_recording_afresh_the_same_trials_replaces_the_cassette_whole(behaviour_
 
 def test_a_server_dying_during_a_fresh_recording_loses_no_answered_trial(behaviour_project, serving):
     serving()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
     original = cassette_of(behaviour_project).read_bytes()
 
     serving(content='{"asset_a": 70, "asset_b": 30}', die_after=60)  # trials 0 and 1 answered, then it dies
-    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=4", "--gaamas-record=all")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cannot reach the OpenAI-compatible server*"])
     no_traceback(result)
     assert cassette_of(behaviour_project).read_bytes() == original, "the old cassette stands until the new one is whole"
 
     healthy = serving(content='{"asset_a": 70, "asset_b": 30}')
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=4", "--gaamas-record=all").assert_outcomes(passed=1)
     assert len(healthy.requests) == 2 * REQUESTS_PER_TRIAL, "only the unanswered trials are asked again"
     assert recorded_trials(cassette_of(behaviour_project)) == 4
     assert '\\"asset_a\\": 50' not in cassette_of(behaviour_project).read_text(), "nothing old is mixed in"
@@ -107,7 +109,7 @@ def test_a_server_dying_during_a_fresh_recording_loses_no_answered_trial(behavio
 
 def test_a_pytest_killed_with_sigkill_loses_no_answered_trial(behaviour_project, serving):
     server = serving(delay=0.02)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", MODEL, "--gaamas-trials=6", "--gaamas-record=once"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *MODEL, "--gaamas-trials=6", "--gaamas-record=once"]
     run = subprocess.Popen(command, cwd=behaviour_project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -121,11 +123,11 @@ def test_a_pytest_killed_with_sigkill_loses_no_answered_trial(behaviour_project,
     assert answered >= 2 and not cassette_of(behaviour_project).exists()
 
     resumed = serving()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=6", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=6", "--gaamas-record=once").assert_outcomes(passed=1)
     journaled = len(server.requests) // REQUESTS_PER_TRIAL
     assert len(resumed.requests) <= (6 - journaled + 1) * REQUESTS_PER_TRIAL  # at most the trial cut short, again
     resumed.close()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=6", "--gaamas-record=none").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=6", "--gaamas-record=none").assert_outcomes(passed=1)
 
 
 def test_the_embedded_servers_watchdog_ends_it_when_its_parent_is_killed(tmp_path):
@@ -165,7 +167,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run_starts(behav
 def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(behaviour_project, serving):
     server = serving()
     cassette_of(behaviour_project).mkdir(parents=True)  # a folder where the cassette file must go
-    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cannot write the cassette*test_garp_consistency.yaml*"])
     no_traceback(result)
@@ -173,7 +175,7 @@ def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(
 
     cassette_of(behaviour_project).rmdir()
     asked = len(server.requests)
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
     assert len(server.requests) == asked, "the journal answered: the model was not asked again"
     assert recorded_trials(cassette_of(behaviour_project)) == 2 and not journals_of(behaviour_project)
 
@@ -212,10 +214,10 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", DAMAGE)
 def test_a_damaged_cassette_is_one_line_that_names_it(behaviour_project, serving, damage):
     serving()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
     cassette = cassette_of(behaviour_project)
     cassette.write_text(DAMAGE[damage](cassette.read_text()), encoding="latin-1")
-    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=none")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=none")
     result.assert_outcomes(failed=1)
     no_traceback(result)
     output = result.stdout.str()
@@ -224,10 +226,10 @@ def test_a_damaged_cassette_is_one_line_that_names_it(behaviour_project, serving
 
 def test_a_damaged_model_description_is_one_line_that_names_it(behaviour_project, serving):
     serving()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
     meta = behaviour_project.path / "cassettes" / "openai-fake" / "model.json"
     meta.write_text('{"digest": ' + "[" * 5000)
-    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
     output = result.stdout.str() + result.stderr.str()
     assert str(meta) in output and "not a valid model description" in output
     assert "Traceback" not in output
@@ -256,10 +258,10 @@ def test_a_corrupt_journal_line_costs_that_line_only(tmp_path):
 
 def test_journals_of_other_seeds_are_kept(behaviour_project, serving):
     serving(die_after=30)  # seed 7: one trial answered, then the server dies
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-seed=7").assert_outcomes(failed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-seed=7").assert_outcomes(failed=1)
     (seed_7,) = journals_of(behaviour_project)
     serving()
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
     assert journals_of(behaviour_project) == [seed_7] and len(seed_7.read_text().splitlines()) == 2
 
 
@@ -270,10 +272,10 @@ def test_credentials_in_the_servers_url_are_written_and_shown_nowhere(behaviour_
     server = fake_chat_server()
     url = server.url.replace("http://", "http://alice:hunter2secret@")
     monkeypatch.setenv("OPENAI_BASE_URL", url)
-    result = behaviour_project.runpytest(MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
     result.assert_outcomes(passed=1)
     server.close()
-    failed = behaviour_project.runpytest(MODEL, "--gaamas-trials=2", "--gaamas-record=once")  # unreachable now
+    failed = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once")  # unreachable now
     failed.assert_outcomes(failed=1)
     written = [p.read_text(errors="replace") for p in behaviour_project.path.rglob("*") if p.is_file()]
     shown = result.stdout.str() + result.stderr.str() + failed.stdout.str() + failed.stderr.str()

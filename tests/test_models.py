@@ -43,7 +43,7 @@ class FakeOllama:
     """Speaks Ollama's HTTP API (/api/chat, /api/tags) on loopback. Not a real Ollama server: none can
     be installed here, so this checks what the official client sends and how its answers are read."""
 
-    def __init__(self, models):
+    def __init__(self, models, content='{"asset_a": 30, "asset_b": 70}', thinking=None, done_reason="stop"):
         self.chats = []
         fake = self
 
@@ -68,9 +68,10 @@ class FakeOllama:
                 fake.chats.append(body)
                 if body["model"] not in models:
                     return self._send(404, {"error": f"model '{body['model']}' not found"})
+                message = {"role": "assistant", "content": content, **({"thinking": thinking} if thinking else {})}
                 self._send(200, {
                     "model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
-                    "message": {"role": "assistant", "content": '{"asset_a": 30, "asset_b": 70}'},
+                    "done_reason": done_reason, "message": message,
                 })  # fmt: skip
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

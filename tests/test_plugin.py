@@ -175,7 +175,7 @@ def test_recorded_cassettes_hold_no_credentials_and_replay_offline(behaviour_pro
 def test_a_dying_server_loses_nothing_and_the_next_run_resumes(behaviour_project, fake_chat_server, monkeypatch):
     dying = fake_chat_server(die_after=60)  # 2 trials of 25 budgets finish, the third dies
     monkeypatch.setenv("OPENAI_BASE_URL", dying.url)
-    args = ["--gaamas-model=openai:fake", "--gaamas-trials=4", "--gaamas-record=all"]
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=4", "--gaamas-record=all", "--gaamas-concurrency=1"]
     result = behaviour_project.runpytest(*args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cannot reach the OpenAI-compatible server*"])

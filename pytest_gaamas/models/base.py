@@ -6,10 +6,13 @@ import re
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ..play import Request
+from ..play import Reply, Request
 
 #: Replies are decisions, not essays: a cap keeps a rambling model from running for minutes.
 MAX_REPLY_TOKENS = 256
+#: What a model that thinks before it answers gets on top of its answer's budget: DeepSeek-R1 and
+#: Qwen3 reason for one to three thousand tokens over a one-shot game.
+THINKING_TOKENS = 4096
 
 
 def slug(text: str) -> str:
@@ -22,9 +25,27 @@ class Model(ABC):
 
     #: Whether replies come over HTTP, and so are recorded in and replayed from cassettes.
     uses_http = True
+    #: Trials played at once unless --gaamas-concurrency says otherwise: what the server is good for.
+    default_concurrency = 1
 
     def __init__(self, spec: str):
         self.spec = spec
+        #: --gaamas-max-tokens: every reply's budget, thinking included, when set.
+        self.max_tokens: int | None = None
+        #: --gaamas-think: ask the server to think (Ollama's ``think``) and budget for it.
+        self.think = False
+
+    @property
+    def thinks(self) -> bool:
+        """Whether replies spend tokens on reasoning before the answer."""
+        return self.think
+
+    def token_budget(self, request: Request) -> int:
+        """The most tokens a reply may take: the answer's need, plus room to think where the model thinks."""
+        if self.max_tokens:
+            return self.max_tokens
+        answer = request.max_tokens(MAX_REPLY_TOKENS)
+        return answer + THINKING_TOKENS if self.thinks else answer
 
     @property
     def test_id(self) -> str:
@@ -38,8 +59,8 @@ class Model(ABC):
         return slug(self.spec.replace(":", "-"))
 
     @abstractmethod
-    def reply(self, request: Request) -> str:
-        """The reply text to one request. Raises ModelUnavailable when no reply can be had."""
+    def reply(self, request: Request) -> str | Reply:
+        """The reply to one request. Raises ModelUnavailable when no reply can be had."""
 
     def digest(self) -> str | None:
         """An identifier of the exact weights being served, where the server tells it."""

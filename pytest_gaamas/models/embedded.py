@@ -178,6 +178,9 @@ class LlamaCppServer:
 
 
 class EmbeddedModel(OpenAICompatibleModel):
+    #: One llama.cpp process on the machine's cores: requests at once would only share them.
+    default_concurrency = 1
+
     def __init__(self, name: str):
         if name not in EMBEDDED:
             raise ValueError(f"no embedded model {name!r}; available: {', '.join(sorted(EMBEDDED))}")

@@ -7,9 +7,9 @@ import os
 import ollama
 
 from ..errors import ModelUnavailable
-from ..play import Request
+from ..play import Reply, Request
 from ..redact import redact_url
-from .base import MAX_REPLY_TOKENS, Model
+from .base import Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -17,6 +17,9 @@ REQUEST_TIMEOUT_S = 300.0
 
 
 class OllamaModel(Model):
+    #: Ollama's own default of parallel requests per model (OLLAMA_NUM_PARALLEL) where memory allows.
+    default_concurrency = 4
+
     def __init__(self, name: str, *, host: str | None = None):
         super().__init__(f"ollama:{name}")
         self.name = name
@@ -36,9 +39,13 @@ class OllamaModel(Model):
                 options={
                     "seed": request.seed,
                     "temperature": request.temperature,
-                    "num_predict": request.max_tokens(MAX_REPLY_TOKENS),
+                    "num_predict": self.token_budget(request),
                 },
                 stream=False,
+                # Only when asked, so that the requests of a model that does not think stay as they
+                # were recorded. An Ollama older than 0.9 ignores it and leaves the thinking in the
+                # text, where <think> blocks are read apart from the answer all the same.
+                **({"think": True} if self.think else {}),
             )
         except ollama.ResponseError as error:
             if error.status_code == 404:
@@ -53,7 +60,9 @@ class OllamaModel(Model):
             raise ModelUnavailable(
                 f"cannot reach Ollama at {self.shown_url} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
             ) from None
-        return response.message.content or ""
+        return Reply(
+            response.message.content or "", response.message.thinking or "", truncated=response.done_reason == "length"
+        )
 
     def digest(self) -> str | None:
         """The digest Ollama lists for the model; asked once, and only where it answers."""

@@ -7,12 +7,18 @@ import os
 import openai
 
 from ..errors import ModelUnavailable
-from ..play import Request
+from ..play import Reply, Request
 from ..redact import redact_url
-from .base import MAX_REPLY_TOKENS, Model
+from .base import Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: OpenAI's reasoning models: they think whatever is asked, take ``max_completion_tokens`` and refuse
+#: ``temperature`` and ``max_tokens``.
+OPENAI_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+#: Where OpenAI-compatible servers put a reasoning model's thoughts: vLLM's and DeepSeek's field,
+#: and the name some gateways and newer vLLM releases use.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 REQUEST_TIMEOUT_S = 300.0
 
 
@@ -21,6 +27,10 @@ def summary(request: Request, name: str) -> str:
 
 
 class OpenAICompatibleModel(Model):
+    #: vLLM, llama.cpp with slots and hosted APIs batch many requests; a hosted API's rate limit is
+    #: the user's to raise with --gaamas-concurrency.
+    default_concurrency = 8
+
     def __init__(
         self,
         spec: str,
@@ -76,12 +86,27 @@ class OpenAICompatibleModel(Model):
         self._fingerprint = self._fingerprint or getattr(completion, "system_fingerprint", None)
         if not completion.choices:
             return ""
-        return completion.choices[0].message.content or ""
+        choice = completion.choices[0]
+        extra = choice.message.model_extra or {}
+        thinking = next((extra[f] for f in REASONING_FIELDS if isinstance(extra.get(f), str) and extra[f]), "")
+        return Reply(choice.message.content or "", thinking, truncated=choice.finish_reason == "length")
+
+    @property
+    def reasoning_model(self) -> bool:
+        return self.name.startswith(OPENAI_REASONING_PREFIXES)
+
+    @property
+    def thinks(self) -> bool:
+        return self.think or self.reasoning_model
 
     def _complete(self, request: Request):
         # A free-text answer (a strategy's code) goes without response_format: the request, and so
         # its cassette entry, is then what it would be without structured output at all.
         structured = {"response_format": self._structured_output(request.schema)} if request.schema else {}
+        if self.reasoning_model:  # no temperature: these models sample at their own
+            sampling = {"max_completion_tokens": self.token_budget(request)}
+        else:
+            sampling = {"temperature": request.temperature, "max_tokens": self.token_budget(request)}
         return self.client.chat.completions.create(
             model=self.name,
             # The messages go in extra_body, which the client sends as given: the request body is
@@ -89,9 +114,8 @@ class OpenAICompatibleModel(Model):
             # (typing lookups for every message, each round) was most of the cost of a replay.
             messages=[],
             extra_body={"messages": [dict(m) for m in request.messages]},
-            temperature=request.temperature,
             seed=request.seed,
-            max_tokens=request.max_tokens(MAX_REPLY_TOKENS),
+            **sampling,
             **structured,
         )
 
