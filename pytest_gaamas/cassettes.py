@@ -133,6 +133,11 @@ class SafePersister:
             )
 
 
+def held(cassette_dir: Path, folder: Path) -> set[str]:
+    """The cassettes under ``folder``, as paths relative to ``cassette_dir`` (how items report theirs)."""
+    return {p.relative_to(cassette_dir).as_posix() for p in folder.rglob("*.yaml")} if folder.is_dir() else set()
+
+
 def read_interactions(path: Path, serializer) -> tuple:
     """(requests, responses[, metadata]) of the cassette at ``path``, or one clear line."""
     if not path.is_file():

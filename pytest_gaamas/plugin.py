@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from . import compare
+from . import cassettes, compare
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictMissed
 from .experiment import CASSETTE_PROPERTY, RECORDED_PROPERTY, REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
@@ -170,7 +170,7 @@ class GaamasSession:
             if not model.uses_http:
                 continue
             folder = self.settings.cassette_dir / (model.directory + self.settings.cassette_suffix)
-            held = sum(1 for _ in folder.rglob("*.yaml")) if folder.is_dir() else 0
+            held = len(cassettes.held(self.settings.cassette_dir, folder))
             if self.settings.record == "none":
                 how = "replay only: a request no cassette holds fails"
             elif self.settings.record == "all":
@@ -188,7 +188,7 @@ class GaamasSession:
             if not model.uses_http:
                 continue
             folder = self.settings.cassette_dir / (model.directory + self.settings.cassette_suffix)
-            on_disk = {p.relative_to(self.settings.cassette_dir).as_posix() for p in folder.rglob("*.yaml")} if folder.is_dir() else set()
+            on_disk = cassettes.held(self.settings.cassette_dir, folder)
             orphaned = sorted(on_disk - self.cassettes_used)
             self.orphaned += orphaned
             self.cassette_notes.append(
