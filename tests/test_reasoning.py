@@ -120,43 +120,50 @@ def test_openai_reasoning_models_get_the_parameters_they_accept_from_a_loopback_
     assert ordinary["temperature"] == 0.7 and ordinary["max_tokens"] == MAX_REPLY_TOKENS and "max_completion_tokens" not in ordinary
 
 
-def test_ollama_thinking_from_a_loopback_stand_in_not_a_real_ollama(monkeypatch):
-    server = FakeOllama(["qwen3:latest"], thinking="Half and half maximises log utility.", done_reason="stop")
-    monkeypatch.setenv("OLLAMA_HOST", server.host)
-    try:
-        model = resolve("qwen3:latest")
-        model.think = True
-        record = play_trial(PortfolioGame(sample_subjects(1, 0)), model, 0, seed=0, temperature=0.6)
-        assert record.valid and record.rounds[0].thinking == "Half and half maximises log utility."
-        sent = server.chats[0]
-        assert sent["think"] is True and sent["options"]["num_predict"] == MAX_REPLY_TOKENS + THINKING_TOKENS
-        plain = resolve("qwen3:latest")
-        play_trial(PortfolioGame(sample_subjects(1, 0)), plain, 0, seed=0, temperature=0.6)
-        assert "think" not in server.chats[-1]  # a model not asked to think is asked as it was recorded
-    finally:
+@pytest.fixture
+def ollama_stand_in(monkeypatch):
+    """A loopback stand-in speaking Ollama's API (not a real Ollama), at OLLAMA_HOST while the test runs."""
+    servers = []
+
+    def start(models, **reply):
+        server = FakeOllama(models, **reply)
+        servers.append(server)
+        monkeypatch.setenv("OLLAMA_HOST", server.host)
+        return server
+
+    yield start
+    for server in servers:
         server.close()
 
 
-def test_an_older_ollama_that_ignores_think_leaves_it_in_the_text_and_it_is_still_kept_apart(monkeypatch):
-    server = FakeOllama(["deepseek-r1:latest"], content='<think>half each</think>{"asset_a": 50, "asset_b": 50}', done_reason="stop")
-    monkeypatch.setenv("OLLAMA_HOST", server.host)
-    try:
-        model = resolve("deepseek-r1:latest")
-        model.think = True
-        record = play_trial(PortfolioGame(sample_subjects(1, 0)), model, 0, seed=0, temperature=0.6)
-        assert record.valid and record.rounds[0].thinking == "half each"
-    finally:
-        server.close()
+def portfolio_trial(model):
+    return play_trial(PortfolioGame(sample_subjects(1, 0)), model, 0, seed=0, temperature=0.6)
 
 
-def test_an_ollama_length_stop_from_a_loopback_stand_in_is_truncated(monkeypatch):
-    server = FakeOllama(["qwen3:latest"], content="", thinking="Let me think about the budget line and", done_reason="length")
-    monkeypatch.setenv("OLLAMA_HOST", server.host)
-    try:
-        record = play_trial(PortfolioGame(sample_subjects(1, 0)), resolve("qwen3:latest"), 0, seed=0, temperature=0.6)
-        assert all(r.reason.startswith("truncated: ") for r in record.rounds)
-    finally:
-        server.close()
+def test_ollama_thinking_from_a_loopback_stand_in_not_a_real_ollama(ollama_stand_in):
+    server = ollama_stand_in(["qwen3:latest"], thinking="Half and half maximises log utility.")
+    model = resolve("qwen3:latest")
+    model.think = True
+    record = portfolio_trial(model)
+    assert record.valid and record.rounds[0].thinking == "Half and half maximises log utility."
+    sent = server.chats[0]
+    assert sent["think"] is True and sent["options"]["num_predict"] == MAX_REPLY_TOKENS + THINKING_TOKENS
+    portfolio_trial(resolve("qwen3:latest"))
+    assert "think" not in server.chats[-1]  # a model not asked to think is asked as it was recorded
+
+
+def test_an_older_ollama_that_ignores_think_leaves_it_in_the_text_and_it_is_still_kept_apart(ollama_stand_in):
+    ollama_stand_in(["deepseek-r1:latest"], content='<think>half each</think>{"asset_a": 50, "asset_b": 50}')
+    model = resolve("deepseek-r1:latest")
+    model.think = True
+    record = portfolio_trial(model)
+    assert record.valid and record.rounds[0].thinking == "half each"
+
+
+def test_an_ollama_length_stop_from_a_loopback_stand_in_is_truncated(ollama_stand_in):
+    ollama_stand_in(["qwen3:latest"], content="", thinking="Let me think about the budget line and", done_reason="length")
+    record = portfolio_trial(resolve("qwen3:latest"))
+    assert all(r.reason.startswith("truncated: ") for r in record.rounds)
 
 
 # -- budgets and options ----------------------------------------------------------------------------
