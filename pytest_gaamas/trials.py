@@ -14,7 +14,7 @@ and every finished trial has been handed over before the error is raised.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from .play import Agent, Game, TrialRecord, play_trial
 
@@ -40,7 +40,7 @@ def play_trials(
         running = {pool.submit(play, trial): trial for trial in order}
         error: BaseException | None = None
         while running:
-            completed, _ = wait(running, return_when=FIRST_EXCEPTION)
+            completed, _ = wait(running, return_when=FIRST_COMPLETED)  # each journaled as it finishes
             for future in completed:
                 trial = running.pop(future)
                 if future.exception() is None:
