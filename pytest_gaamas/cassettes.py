@@ -74,8 +74,8 @@ def request_key(request) -> tuple[str, str, str]:
 
 
 def same_request(r1, r2) -> bool:
-    """Method, path and parsed JSON body: the one matcher, so each pair costs a single call."""
-    return r1.method == r2.method and r1.path == r2.path and _canonical_body(r1.body) == _canonical_body(r2.body)
+    """vcrpy's matcher: the same ``request_key``, the one that RequestIndex looks requests up by."""
+    return request_key(r1) == request_key(r2)
 
 
 def _keep_only_content_type(headers) -> dict:
