@@ -158,14 +158,15 @@ def read_interactions(path: Path, serializer) -> tuple:
     return loaded
 
 
-def write_atomically(path: Path, text: str, *, what: str) -> None:
+def write_atomically(path: Path, text: str | bytes, *, what: str) -> None:
     """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temporary, path)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-from . import safejson, stats
+from . import runlog, stats
+from .errors import UnreadableFile
 from .report import NO_VALUE, TABLE_WIDTH, Score, Table, p_value_text
 
 ALPHA = 0.05
@@ -39,8 +39,8 @@ def saved_path(name: str, runs_dir: Path) -> Path:
     return runs_dir / f"{name}.json"
 
 
-def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, dict[str, Any]]:
-    """A saved run by name (under ``runs_dir``) or by path to its JSON."""
+def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, runlog.RunLog]:
+    """A saved run by name (under ``runs_dir``) or by path to its run log (either format)."""
     candidates = [Path(name_or_path)]
     if RUN_NAME.match(name_or_path):
         candidates.insert(0, runs_dir / f"{name_or_path}.json")
@@ -50,16 +50,9 @@ def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, dict[str, Any]]:
         hint = f"saved runs in {runs_dir}: {', '.join(known)}" if known else f"no runs are saved in {runs_dir}"
         raise CompareError(f"no saved run {name_or_path!r} ({hint}); save one with --gaamas-save=NAME")
     try:
-        document = safejson.loads(path.read_text(encoding="utf-8"))
-        scores = [Score.from_json(s) for s in document["scores"]]
-    except (OSError, UnicodeDecodeError) as error:
-        raise CompareError(f"{path}: cannot read this saved run ({getattr(error, 'strerror', None) or error})") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise CompareError(
-            f"{path} is not a saved gaamas run ({error.__class__.__name__}: {str(error)[:120]}); "
-            "save one again with --gaamas-save=NAME"
-        ) from None
-    return path, {**document, "scores": scores}
+        return path, runlog.read(path)
+    except UnreadableFile as error:
+        raise CompareError(str(error)) from None
 
 
 def _cell_key(score: Score) -> tuple:
@@ -90,7 +83,8 @@ class CellChange:
             "old": self.old.score, "new": self.new.score, "old_ci": list(self.old.ci), "new_ci": list(self.new.ci),
             "old_n": self.old.n, "new_n": self.new.n, "difference": finite(_difference(self.old, self.new)),
             "p_value": finite(self.p_value), "p_holm": finite(self.p_adjusted), "worse": self.new.worse,
-            "allowed_drop": self.allowed_drop, "dropped": self.dropped,
+            "allowed_drop": self.allowed_drop, "dropped": self.dropped, "unit": self.new.unit,
+            "headline": self.new.passed is not None,
         }  # fmt: skip
 
 

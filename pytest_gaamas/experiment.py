@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from . import __version__, cassettes, fidelity, safejson
+from . import __version__, cassettes, fidelity, runlog, safejson
 from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictMissed
 from .journal import Journal
 from .models import Model, slug
 from .redact import redact_text
 from .play import Game, TrialRecord, fingerprint
 from .fidelity import Fidelity, HumanChoices
+from .figures import Figure
 from .report import NO_VALUE, ReferenceRow, Score, cell, p_value_text
 from .settings import Settings
 from .stats import Estimate
@@ -28,12 +29,8 @@ from .sandbox import SandboxUnavailable
 from .trials import play_trials
 from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
 
-SCORE_PROPERTY = "gaamas_score"
-#: The cassette an item read or wrote (relative to the cassette folder), and how many exchanges it
-#: recorded live; the controller lists unused cassettes and says what went live.
-CASSETTE_PROPERTY = "gaamas_cassette"
+#: How many exchanges an item recorded live, said by the controller as the item finishes.
 RECORDED_PROPERTY = "gaamas_recorded"
-REFERENCE_PROPERTY = "gaamas_reference"
 PROGRESS_EVERY_S = 5.0
 
 
@@ -55,8 +52,11 @@ class Experiment:
         item: pytest.Item,
         progress: Callable[[str], None],
         unavailable: dict[str, str] | None = None,
+        collector: runlog.Collector | None = None,
     ):
         self.settings = settings
+        #: Where scores, reference rows and the games played go, for the run log.
+        self.collector = runlog.Collector() if collector is None else collector
         #: Model spec -> why it cannot be reached, shared by the session's items.
         self.unavailable = {} if unavailable is None else unavailable
         self.model = model
@@ -126,12 +126,30 @@ class Experiment:
         """
         paths = self.paths(recorded_as, variant)
         if generation == "strategy":
-            return self._play_strategy(game, trials, temperature, paths)
-        if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
-            pytest.skip("reference:human: the shipped human data hold no individual choices for this game")
-        return self._play_recorded(game, trials, temperature, paths)
+            records, asked = self._play_strategy(game, trials, temperature, paths)
+        else:
+            if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
+                pytest.skip("reference:human: the shipped human data hold no individual choices for this game")
+            records, asked = self._play_recorded(game, trials, temperature, paths), None
+        self._log_play(game, generation, temperature, records, asked)
+        return records
 
-    def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
+    def _log_play(self, game: Game, generation: str, temperature: float, records: list[TrialRecord], asked: TrialRecord | None) -> None:
+        """The game as played, whole, into the run log; items replaying the same cells share it."""
+        game_fingerprint = fingerprint(game.fingerprint())
+        play_id = fingerprint(self.model.spec, game_fingerprint, self.seed, temperature, generation, len(records))
+        strategy = None
+        if asked is not None and self.strategy is not None:
+            strategy = {**self.strategy.to_json(), "request": dict(vars(asked.rounds[0])) if asked.rounds else None}
+        play = runlog.Play(
+            id=play_id, behaviour=self.behaviour, model=self.model.spec, game=getattr(game, "name", type(game).__name__),
+            game_fingerprint=game_fingerprint, generation=generation, seed=self.seed, temperature=temperature,
+            trials=[r.to_json() for r in records], strategy=strategy,
+        )  # fmt: skip
+        item = runlog.ItemLog(self.item.nodeid, self.behaviour, self.model.spec, {"generation": "actions", **self.variant})
+        self.collector.play(item, play)
+
+    def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> tuple[list[TrialRecord], TrialRecord]:
         if self.model.spec == "reference:human":
             pytest.skip("reference:human: people's choices are data, not code; no human strategies exist")
         contract = game.strategy()
@@ -145,7 +163,7 @@ class Experiment:
             self.strategy = no_strategy(asked.outcome["reason"], trials)
         if self.strategy.failure is not None:
             self.invalid_reasons[self.strategy.failure.kind] = trials
-        return self.strategy.records
+        return self.strategy.records, asked
 
     def _play_recorded(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
         journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
@@ -211,7 +229,7 @@ class Experiment:
                 "record it with --gaamas-record=once"
             )
         self._check_model_unchanged(paths.model_meta)
-        self.item.user_properties.append((CASSETTE_PROPERTY, paths.cassette.relative_to(self.settings.cassette_dir).as_posix()))
+        self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
         with cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
             before = len(tape.data)
             yield tape
@@ -264,6 +282,7 @@ class Experiment:
         worse: str = "down",
         verdict_label: str = "",
         unit: str | None = None,
+        figures: Sequence[Figure] = (),
     ) -> Score:
         """Record a score of this item for the session's tables and JSON, and return it.
 
@@ -274,7 +293,8 @@ class Experiment:
         a change of the score is a regression when runs are compared: "down", "up" or "both".
         ``verdict_label`` says the verdict in the behaviour's own word (faithful, inconclusive...)
         where pass and missed say too little. ``unit`` is what the score counts (``compare.UNITS``):
-        a rate's is "rate" without saying; a mean must say its own.
+        a rate's is "rate" without saying; a mean must say its own. ``figures`` say where the report
+        draws the score (``pytest_gaamas.figures``).
         """
         score = Score(
             behaviour=self.behaviour,
@@ -303,8 +323,9 @@ class Experiment:
             worse=worse,
             verdict_label=verdict_label,
             unit=unit if unit is not None else ("rate" if estimate.kind == "rate" else ""),
+            figures=tuple(figures),
         )
-        self.item.user_properties.append((SCORE_PROPERTY, json.dumps(score.to_json())))
+        self.collector.score(score)
         return score
 
     def verdict(self, passed: bool, finding: str) -> None:
@@ -360,8 +381,7 @@ class Experiment:
 
     def reference(self, *, table: str, label: str, cells: Mapping[str, str], source: str, status: str) -> None:
         """A row of human or benchmark figures to show under the models in ``table``."""
-        row = ReferenceRow(table=table, label=label, cells=dict(cells), source=source, status=status)
-        self.item.user_properties.append((REFERENCE_PROPERTY, json.dumps(row.to_json())))
+        self.collector.reference(ReferenceRow(table=table, label=label, cells=dict(cells), source=source, status=status))
 
 
 def read_model_meta(path: Path) -> dict[str, Any]:

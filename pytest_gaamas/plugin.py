@@ -6,6 +6,7 @@ A suite that requests neither ``gaamas`` nor ``gaamas_model`` sees no trace of t
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -16,17 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from . import cassettes, compare
+from . import cassettes, compare, runlog
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictMissed
-from .experiment import CASSETTE_PROPERTY, RECORDED_PROPERTY, REFERENCE_PROPERTY, SCORE_PROPERTY, Experiment
+from .experiment import RECORDED_PROPERTY, Experiment
 from .models import Model, resolve
 from .provenance import run_provenance
-from .report import TABLE_WIDTH, ReferenceRow, Score, build_tables
+from .report import TABLE_WIDTH, build_tables
 from .settings import Settings, add_options
 
 STATE = pytest.StashKey["GaamasSession"]()
 VERDICT_PROPERTY = "gaamas_verdict"
+#: The key of a worker's results in xdist's ``workeroutput``.
+WORKER_OUTPUT = "gaamas"
 UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
 
 
@@ -37,8 +40,10 @@ class GaamasSession:
         self.config = config
         self.settings = Settings.from_config(config)
         self.models: dict[str, Model] = {}
-        self.scores: list[Score] = []
-        self.references: list[ReferenceRow] = []
+        #: Scores, reference rows and games played: this process's, and on the controller every worker's.
+        self.collected = runlog.Collector()
+        #: Test id -> passed, missed, failed or skipped, for the run log.
+        self.outcomes: dict[str, str] = {}
         self.started = datetime.now(timezone.utc)
         self.is_worker = hasattr(config, "workerinput")
         self.changes: list[compare.CellChange] = []
@@ -52,11 +57,11 @@ class GaamasSession:
         self.unavailable: dict[str, str] = {}
         #: Why a model was unreachable -> how many of its items were skipped for it (all processes).
         self.skipped_unavailable: dict[str, int] = {}
-        #: Cassettes the items used, relative to the cassette folder.
-        self.cassettes_used: set[str] = set()
         self.orphaned: list[str] = []
         self.cassette_notes: list[str] = []
         self.announced = False
+        #: (what, path) of the report and summary written, said at the end.
+        self.views_written: list[tuple[str, Path]] = []
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -98,17 +103,16 @@ class GaamasSession:
         if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2].endswith(UNAVAILABLE_SKIP):
             reason = report.longrepr[2].removeprefix("Skipped: ").removesuffix(UNAVAILABLE_SKIP)
             self.skipped_unavailable[reason] = self.skipped_unavailable.get(reason, 0) + 1
+        if report.failed or report.skipped or report.when == "call":
+            missed = any(name == VERDICT_PROPERTY for name, _ in report.user_properties)
+            outcome = "failed" if report.failed else "skipped" if report.skipped else "missed" if missed else "passed"
+            if self.outcomes.get(report.nodeid) != "failed":  # a teardown error after a pass is a failure
+                self.outcomes[report.nodeid] = outcome
         if report.when != "call":
             return
         for name, value in report.user_properties:
-            if name == SCORE_PROPERTY:
-                self.scores.append(Score.from_json(json.loads(value)))
-            elif name == REFERENCE_PROPERTY:
-                self.references.append(ReferenceRow(**json.loads(value)))
-            elif name == VERDICT_PROPERTY:
+            if name == VERDICT_PROPERTY:
                 self.findings.append((report.nodeid, value))
-            elif name == CASSETTE_PROPERTY:
-                self.cassettes_used.add(value)
             elif name == RECORDED_PROPERTY:
                 spec, count = json.loads(value)
                 self.progress(f"{report.nodeid.split('::', 1)[-1]}: {count} exchanges recorded live from {spec}")
@@ -118,10 +122,10 @@ class GaamasSession:
             terminalreporter.write_line(f"gaamas: {error}", red=True, bold=True)
         for reason, count in sorted(self.skipped_unavailable.items()):
             terminalreporter.write_line(f"gaamas: {count} more item{'s' if count != 1 else ''} skipped, the model being unavailable: {reason}", yellow=True)
-        if self.is_worker or not self.scores:
+        if self.is_worker or not self.collected.scores:
             return
         width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
-        for table in build_tables(self.scores, self.references, self.settings.models):
+        for table in build_tables(self.collected.scores, self.collected.references, self.settings.models):
             terminalreporter.write_sep("=", f"gaamas: {table.title}")
             terminalreporter.write_line(table.render(width))
         if self.findings:
@@ -136,6 +140,8 @@ class GaamasSession:
         if self.saved_run:
             name, path = self.saved_run
             terminalreporter.write_line(f"gaamas: saved this run as {name!r} ({path})")
+        for what, path in self.views_written:
+            terminalreporter.write_line(f"gaamas: wrote the {what} to {path}")
         if self.settings.compare:
             terminalreporter.write_sep("=", f"gaamas: compared with {self.settings.compare}")
             if self.changes:
@@ -189,10 +195,11 @@ class GaamasSession:
                 continue
             folder = self.settings.cassette_dir / (model.directory + self.settings.cassette_suffix)
             on_disk = cassettes.held(self.settings.cassette_dir, folder)
-            orphaned = sorted(on_disk - self.cassettes_used)
+            used = self.collected.cassettes_used
+            orphaned = sorted(on_disk - used)
             self.orphaned += orphaned
             self.cassette_notes.append(
-                f"{spec}: {len(on_disk & self.cassettes_used)} of {len(on_disk)} cassettes used"
+                f"{spec}: {len(on_disk & used)} of {len(on_disk)} cassettes used"
                 + (f"; {len(orphaned)} used by no item (a renamed test or reordered parameters?):" if orphaned else "")
             )
             self.cassette_notes += [f"    {name}" for name in orphaned]
@@ -204,12 +211,24 @@ class GaamasSession:
         for line in self.cassette_notes:
             terminalreporter.write_line(line)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """A worker's results, sent once as it finishes (``pytest_sessionfinish`` on the worker)."""
+        sent = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if sent is not None:
+            self.collected.merge(json.loads(sent))
+        elif error:
+            self.errors.append(f"worker {getattr(node, 'gateway', node).id} crashed ({str(error)[:200]}): the scores of its items are not in the tables")
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         try:
-            if not self.is_worker and self.settings.check_cassettes:
+            if self.is_worker:
+                self.config.workeroutput[WORKER_OUTPUT] = json.dumps(self.collected.to_json())
+                return
+            if self.settings.check_cassettes:
                 self._check_cassettes(session)
-            if not self.is_worker and self.scores:
+            if self.collected.scores:
                 document = self._document()
                 if self.settings.compare:
                     self._compare(session, document)
@@ -221,20 +240,39 @@ class GaamasSession:
                     path = compare.saved_path(self.settings.save, self.settings.runs_dir)
                     if self._write(session, path, document):
                         self.saved_run = (self.settings.save, path)
+                self._write_views(session, document)
         finally:
             for model in self.models.values():
                 model.close()
+
+    def _write_views(self, session: pytest.Session, document: dict) -> None:
+        """The HTML report and the Markdown summary, drawn from the run log just made."""
+        views = [(self.settings.report_path, "report_html", "report"), (self.settings.markdown_path, "report_markdown", "summary")]
+        if not any(path for path, _, _ in views):
+            return
+        log = runlog.parse(json.dumps(document))
+        for path, module, what in views:
+            if path is None:
+                continue
+            # matplotlib is loaded only when a report is asked for
+            render = importlib.import_module(f".{module}", __package__).render
+            try:
+                write_atomically(path, render(log), what=what)
+                self.views_written.append((what, path))
+            except UnwritableOutput as error:
+                self.errors.append(str(error))
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def _compare(self, session: pytest.Session, document: dict) -> None:
         settings = self.settings
         try:
             path, saved = compare.load_run(settings.compare, settings.runs_dir)
-            self.changes = compare.compare(saved["scores"], self.scores, settings.allowed_drops)
+            self.changes = compare.compare(saved.scores, self.collected.scores, settings.allowed_drops)
         except compare.CompareError as error:
             self.compare_notes.append(f"cannot compare: {error}")
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
-        self.compare_notes += compare.digest_changes(saved.get("run", {}), document["run"])
+        self.compare_notes += compare.digest_changes(saved.run, document["run"])
         tested = [c for c in self.changes if not math.isnan(c.p_value)]
         self.compare_notes.append(
             f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"
@@ -251,24 +289,25 @@ class GaamasSession:
             self.compare_notes.append("no cell dropped significantly by more than allowed")
 
     def _document(self) -> dict:
-        return {
-            "run": run_provenance(self, finished=datetime.now(timezone.utc)),
-            "scores": [s.to_json() for s in sorted(self.scores, key=lambda s: s.test_id)],
-            "references": [r.to_json() for r in sorted(self.references, key=lambda r: (r.table, r.label))],
-            "tables": [t.to_json() for t in build_tables(self.scores, self.references, self.settings.models)],
-        }
+        collected = self.collected
+        return runlog.document(
+            run=run_provenance(self, finished=datetime.now(timezone.utc)),
+            collector=collected,
+            tables=[t.to_json() for t in build_tables(collected.scores, collected.references, self.settings.models)],
+            outcomes=self.outcomes,
+            findings=self.findings,
+        )
 
-    def _write(self, session: pytest.Session, path, document: dict) -> bool:
-        """The run's document at ``path``, whole or not at all. If it cannot be written there, it is
-        written to a file in the temporary folder instead, the session fails, and the summary says where."""
-        text = json.dumps(document, indent=2) + "\n"
+    def _write(self, session: pytest.Session, path: Path, document: dict) -> bool:
+        """The run log at ``path``, whole or not at all. If it cannot be written there, it is written
+        to a file in the temporary folder instead, the session fails, and the summary says where."""
         try:
-            write_atomically(path, text, what="run")
+            write_atomically(path, runlog.dumps(document, path), what="run")
             return True
         except UnwritableOutput as error:
             fallback = Path(tempfile.gettempdir()) / f"gaamas-run-{self.started:%Y%m%dT%H%M%S}-{os.getpid()}.json"
             try:
-                write_atomically(fallback, text, what="run")
+                write_atomically(fallback, runlog.dumps(document, fallback), what="run")
                 kept = f"the run is kept in {fallback}"
             except UnwritableOutput:
                 kept = "and it could not be kept elsewhere either"
@@ -301,4 +340,4 @@ def gaamas(request: pytest.FixtureRequest, gaamas_model: str) -> Experiment:
     session = request.config.stash[STATE]
     if gaamas_model in session.unavailable:
         pytest.skip(f"{session.unavailable[gaamas_model]}{UNAVAILABLE_SKIP}")
-    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable)
+    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable, session.collected)

@@ -63,7 +63,17 @@ def add_options(parser: pytest.Parser) -> None:
         "line saying why, and does not fail the session; fail: such an item fails (one line, no traceback). Errors "
         "(a server gone, a missing cassette, a crash) fail in either mode, as do regressions under --gaamas-compare-fail.",
     )  # fmt: skip
-    option("json", "string", "write the run (provenance, scores, tables) as JSON to PATH", metavar="PATH")
+    option(
+        "json", "string", metavar="PATH",
+        help="write the run log to PATH: provenance, every score, and every trial's requests, replies and parsed "
+        "decisions (gzip-compressed if PATH ends in .gz); the format is pytest_gaamas.runlog's",
+    )  # fmt: skip
+    option(
+        "report", "string", metavar="PATH",
+        help="write the run as one self-contained HTML file: each behaviour's table and figures, its criterion and "
+        "sources, example transcripts and strategies (later, from a saved run: python -m pytest_gaamas report RUN)",
+    )  # fmt: skip
+    option("markdown", "string", "write the tables, findings and comparison verdict as Markdown to PATH (a CI job summary)", metavar="PATH")
     option("cassette-dir", "string", "where cassettes live (default: <rootdir>/cassettes)", metavar="DIR")
     option("journal-dir", "string", "where unfinished trials are journaled (default: <rootdir>/.gaamas/journal)", metavar="DIR")
     option("save", "string", "save this run (scores, intervals, n, provenance) as NAME under the saved-runs directory", metavar="NAME")
@@ -119,6 +129,8 @@ class Settings:
     concurrency: int | None = None
     #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
     verdicts: str = "report"
+    report_path: Path | None = None
+    markdown_path: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -229,6 +241,8 @@ class Settings:
             think=bool(value("think")),
             concurrency=concurrency,
             verdicts=verdicts,
+            report_path=Path(value("report")) if value("report") else None,
+            markdown_path=Path(value("markdown")) if value("markdown") else None,
         )
         settings.check_outputs()
         return settings
@@ -246,8 +260,12 @@ class Settings:
         places = [("--gaamas-journal-dir", self.journal_dir)]
         if self.record != "none":
             places.append(("--gaamas-cassette-dir", self.cassette_dir))
-        if self.json_path is not None:
-            places.append(("--gaamas-json", self.json_path.parent))
+        for option, path in (("--gaamas-json", self.json_path), ("--gaamas-report", self.report_path),
+                             ("--gaamas-markdown", self.markdown_path)):  # fmt: skip
+            if path is not None:
+                if path.is_dir():
+                    raise pytest.UsageError(f"{option}: {path} is a folder; give a file name")
+                places.append((option, path.parent))
         if self.save is not None:
             places.append(("--gaamas-runs-dir", self.runs_dir))
         for option, directory in places:

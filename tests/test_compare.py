@@ -91,7 +91,7 @@ def test_unknown_or_broken_saved_runs_say_what_to_do(tmp_path):
     with pytest.raises(compare.CompareError, match="no runs are saved.*--gaamas-save"):
         compare.load_run("baseline", tmp_path)
     (tmp_path / "broken.json").write_text("{")
-    with pytest.raises(compare.CompareError, match="not a saved gaamas run"):
+    with pytest.raises(compare.CompareError, match="not a run log"):
         compare.load_run("broken", tmp_path)
     with pytest.raises(compare.CompareError, match="letters, digits"):
         compare.saved_path("../escape", tmp_path)
