@@ -31,12 +31,16 @@ MESSAGES = (0, 1, 2, 3)
 
 TABLE = "Agent-agent coordination: battle of the sexes between two copies of the model, 10 rounds"
 COLUMNS = tuple(f"{m} message" + ("" if m == 1 else "s") for m in MESSAGES)
+#: Coordination rate by number of messages: no talk, one-way, one round of two-way talk.
+PEOPLE_COORDINATION = {0: 0.48, 1: 0.95, 2: 0.55}
+PEOPLE_SOURCE = "Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot"
 
 
 @pytest.mark.parametrize("messages", MESSAGES)
 def test_agent_coordination(gaamas, messages):
+    game = AgentCoordinationGame(messages)
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(AgentCoordinationGame(messages), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
 
     games = rounds.round_results(records)
     coordination = stats.mean([sum(r["coordinated"] for r in g) / len(g) for g in games])
@@ -58,11 +62,19 @@ def test_agent_coordination(gaamas, messages):
         details={"invalid_answers": invalid, "invalid_messages": sum(not m["valid"] for r in records for m in r.outcome["messages"])},
         n=len(records),
     )
-    gaamas.reference(table=TABLE, label="humans", cells={COLUMNS[0]: "0.48", COLUMNS[1]: "0.95", COLUMNS[2]: "0.55"},
-                     source="Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot", status="unverified")
-    per_round = rounds.series(games, rates=(("coordination rate", "coordinated"),), means=(("points", "points"),))
-    predictions = rounds.series([r.outcome["players"][p] for r in records for p in PLAYERS], means=())
-    for round_score, prediction in zip(per_round, predictions):
-        round_score.measures.update(prediction.measures)
-    rounds.report_series(gaamas, title="Agent-agent coordination", column=column, columns=COLUMNS, scores=per_round)
+    gaamas.reference(table=TABLE, label="humans", cells=dict(zip(COLUMNS, (f"{r:.2f}" for r in PEOPLE_COORDINATION.values()))),
+                     source=PEOPLE_SOURCE, status="unverified")
+    people = {"coordination rate": {f"people, {column} (unverified)": PEOPLE_COORDINATION[messages]}} if messages in PEOPLE_COORDINATION else {}
+    rounds.report_series(gaamas, title="Agent-agent coordination", column=column, columns=COLUMNS, scores=per_round(records),
+                         references=rounds.reference_curves(game, trials, gaamas.seed, per_round), series_label=column, people=people,
+                         note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines")
     gaamas.verdict(passed, f"coordination rate {cell(coordination)} with {messages} messages; passing needs the lower bound >= {threshold}")
+
+
+def per_round(records):
+    """Coordination and points of the pair, and the accuracy of each player's predictions, round by round."""
+    scores = rounds.series(rounds.round_results(records), rates=(("coordination rate", "coordinated"),), means=(("points", "points"),))
+    predictions = rounds.series([r.outcome["players"][p] for r in records for p in PLAYERS], means=())
+    for round_score, prediction in zip(scores, predictions):
+        round_score.measures.update(prediction.measures)
+    return scores

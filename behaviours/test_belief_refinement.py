@@ -49,8 +49,9 @@ TABLE = "Belief refinement: prediction accuracy in rounds 6-10 against a hidden 
 @pytest.mark.parametrize("opponent", OPPONENTS)
 def test_belief_refinement(gaamas, opponent, generation):
     rules, patterns = OPPONENTS[opponent]
+    game = HiddenPatternGame(rules, patterns)
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(HiddenPatternGame(rules, patterns), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     played = rounds.round_results(records)
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))
@@ -71,5 +72,6 @@ def test_belief_refinement(gaamas, opponent, generation):
         details={"chance": CHANCE[opponent.split()[0]], "invalid_rounds": invalid},
         n=len(records),
     )
-    rounds.report_series(gaamas, title="Belief refinement", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played))
+    rounds.report_series(gaamas, title="Belief refinement", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played),
+                         references=rounds.reference_curves(game, trials, gaamas.seed))
     gaamas.verdict(passed, f"late prediction accuracy {cell(late_accuracy)} against {opponent}; passing needs the lower bound >= {threshold}")

@@ -59,5 +59,6 @@ def test_belief_use(gaamas, opponent, generation):
         details={"chance": 1.0, "best_response": 2.0, "invalid_rounds": invalid},
         n=len(records),
     )
-    rounds.report_series(gaamas, title="Belief use", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played))
+    rounds.report_series(gaamas, title="Belief use", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played),
+                         references=rounds.reference_curves(game, trials, gaamas.seed))
     gaamas.verdict(passed, f"late points {cell(late_points)} against {opponent}; passing needs the lower bound >= {threshold}")

@@ -34,8 +34,9 @@ COLUMNS = ("points per round [95% CI]", "prediction accuracy [95% CI]", "invalid
 
 @pytest.mark.parametrize("generation", ("actions", "strategy"))
 def test_coordination(gaamas, generation):
+    game = HiddenPatternGame(BATTLE_OF_THE_SEXES, ALTERNATING)
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(HiddenPatternGame(BATTLE_OF_THE_SEXES, ALTERNATING), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
     played = rounds.round_results(records)
     late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))
@@ -57,5 +58,6 @@ def test_coordination(gaamas, generation):
         details={"late_accuracy": late_accuracy.as_json(), "chance_points": 1.25, "coordinated_points": 2.5},
         n=len(records),
     )
-    rounds.report_series(gaamas, title="Coordination", column="alternating partner", columns=("alternating partner",), scores=rounds.series(played))
+    rounds.report_series(gaamas, title="Coordination", column="alternating partner", columns=("alternating partner",), scores=rounds.series(played),
+                         references=rounds.reference_curves(game, trials, gaamas.seed))
     gaamas.verdict(passed, f"late points {cell(late_points)} against an alternating partner; passing needs the lower bound >= {threshold}")

@@ -26,11 +26,14 @@ from functools import lru_cache
 
 from pytest_gaamas import cells, fidelity, people, stats
 from pytest_gaamas.data import moblab_dictator_gifts
+from pytest_gaamas.figures import DOLLARS, LINE, VIOLIN, Figure
 from pytest_gaamas.games.dictator import DictatorGame
 from pytest_gaamas.report import cell, dollars_summary
 
 PAPER_TRIALS = 30
 TEMPERATURES = (0.0, 0.35, 0.7, 1.05, 1.4)
+SEED_TEMPERATURE = 0.7
+PEOPLE = "MobLab dictators: $ kept of $100"
 MIN_MEAN_KEPT = 50.0
 
 TABLE = "Preferences: the dictator's share kept, of $100"
@@ -63,6 +66,7 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
         details={"kept": kept},
         row={"role": role, "temperature": f"{temperature:g}"},
         row_rank=TEMPERATURES.index(temperature) + (0 if role == "assistant" else 10),
+        figures=figures(role, temperature),
     )
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.verdict(passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}")
@@ -78,6 +82,20 @@ def test_dictator_fidelity(gaamas, role, temperature, generation):
     gaamas.verdict(result and result.faithful, fidelity.explain(result, fidelity.dictator_kept()))
 
 
+def figures(role, temperature):
+    """The seed's violins at its temperature, beside MobLab's dictators; the mean against the temperature."""
+    people_mean = people.mean(PEOPLE).value
+    against_temperature = Figure("Dictator: mean share kept against the temperature", LINE, "mean $ kept of $100 [95% CI]",
+                                 panel=f"role: {role}", x=temperature, x_axis="temperature", limits=DOLLARS,
+                                 references={f"people, MobLab mean (${people_mean:.0f})": people_mean})
+    if temperature != SEED_TEMPERATURE:
+        return (against_temperature,)
+    violins = Figure(f"Dictator: share kept at T = {SEED_TEMPERATURE}", VIOLIN, "$ kept of $100", x=f"role: {role}",
+                     people=PEOPLE, limits=DOLLARS, references={"self-interest ($100)": 100, "equal split ($50)": 50},
+                     note="people: MobLab first-round one-shot dictator games, n = 13,232 (verified from data)")
+    return (violins, against_temperature)
+
+
 def summary_cells(kept, mean_kept):
     return dict(zip(COLUMNS[:3], dollars_summary(kept, mean_kept)))
 
@@ -87,7 +105,7 @@ def humans_row() -> dict:
     kept = [100 - gift for gift in moblab_dictator_gifts()]
     return {
         "label": f"humans, MobLab (n = {len(kept)})",
-        "cells": summary_cells(kept, people.mean("MobLab dictators: $ kept of $100")) | {"n": str(len(kept))},
+        "cells": summary_cells(kept, people.mean(PEOPLE)) | {"n": str(len(kept))},
         "source": "MobLab first-round one-shot dictator games of $100 (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }

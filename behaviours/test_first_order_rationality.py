@@ -19,6 +19,7 @@ Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate`
 import pytest
 
 from pytest_gaamas import stats
+from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.ring import BELIEFS, RingGame
 from pytest_gaamas.report import cell, invalid_note
 
@@ -51,6 +52,9 @@ def test_first_order_rationality(gaamas, belief, generation):
         criterion=f"lower 95% bound of the rate of the dominant action >= {threshold}",
         columns=COLUMNS,
         cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
+        figures=(Figure("First-order rationality: the dominant action chosen (player 2)", INTERVAL, "rate of A [95% CI]", x=belief.capitalize(),
+                        x_axis="belief", limits=RATE, references={"rational": 1.0, "people (Kneeland 2015)": 0.93, "chance (1/2)": 0.5},
+                        note="people: Kneeland (2015), share of subjects classified rational (verified)"),),
     )
     gaamas.reference(table=TABLE, label="humans", cells={c: "0.93" for c in COLUMNS},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified rational in ring games", status="verified")

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from pytest_gaamas import fidelity, people, stats
 from pytest_gaamas.data import ckms2014_subjects
+from pytest_gaamas.figures import VIOLIN, Figure
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
 from pytest_gaamas.report import cell
 
@@ -61,6 +62,10 @@ def test_garp_consistency(gaamas):
             "invalid": str(len(records) - len(cceis)),
         },
         details={"share_above_random_p95": above_random.as_json(), "cceis": cceis},
+        figures=(Figure("Economic rationality: the CCEI of each trial", VIOLIN, "CCEI (1: no violation of GARP)", x="CKMS budgets",
+                        people="CKMS 2014: the authors' CCEI", limits=(0.0, 1.0),
+                        references={"random choice, mean (0.720)": 0.720, f"random choice, 95th percentile ({RANDOM_CHOICE_P95})": RANDOM_CHOICE_P95},
+                        note="people: Choi, Kariv, Müller & Silverman (2014), the authors' CCEI, n = 1,182 (verified from data)"),),
     )
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.reference(table=TABLE, **random_choice_row())

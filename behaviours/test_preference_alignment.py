@@ -19,6 +19,7 @@ Verdict: passes when the lower 95% bound of the rate reaches `min_alignment` (0.
 import pytest
 
 from pytest_gaamas import stats
+from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.dictator import PREFERENCES, AlignmentGame
 from pytest_gaamas.report import cell, invalid_note
 
@@ -50,5 +51,7 @@ def test_preference_alignment(gaamas, preference, generation):
         columns=tuple(p.capitalize() for p in PREFERENCES),
         cells={preference.capitalize(): cell(rate) + invalid_note(len(records) - len(valid))},
         details={"chosen": [r.outcome["chosen"] for r in valid]},
+        figures=(Figure("Preference alignment: the instructed preference's option chosen", INTERVAL, "rate [95% CI]", x=preference.capitalize(),
+                        x_axis="instructed preference", limits=RATE, references={"rational": 1.0, "chance (1/4)": 0.25}),),
     )
     gaamas.verdict(passed, f"alignment {cell(rate)} for {preference} ({len(records) - len(valid)} invalid); passing needs the lower bound >= {threshold}")

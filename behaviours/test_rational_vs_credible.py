@@ -42,6 +42,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from pytest_gaamas import stats
+from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.prisoners import LABELS, PROMPTS, VERSIONS, PrisonersDilemma, mengel_cooperation
 from pytest_gaamas.report import cell, invalid_note, p_value_text
 
@@ -87,6 +88,10 @@ def test_rational_vs_credible(gaamas, version, prompt, generation):
         row={"version": version},
         row_rank=list(VERSIONS).index(version),
         worse={"Rational": "up", "Neutral": "up", "Human": "both"}[prompt],
+        figures=(Figure("Prisoner's dilemma: cooperation by prompt", INTERVAL, "cooperation rate [95% CI]", panel=f"version {version}",
+                        x=prompt, x_axis="prompt", limits=RATE,
+                        references={"rational (defect)": 0.0, f"people, low ({HUMAN_RANGE[0]})": HUMAN_RANGE[0], f"people, high ({HUMAN_RANGE[1]})": HUMAN_RANGE[1]},
+                        note="people: Sally (1995), one-shot cooperation across lab studies, 0.30-0.60 (unverified)"),),
     )
     gaamas.reference(table=TABLE, label="humans", cells={"Human": "0.30-0.60"},
                      source="Sally (1995), Rationality and Society 7(1): one-shot cooperation across lab studies", status="unverified")

@@ -21,6 +21,7 @@ Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate`
 import pytest
 
 from pytest_gaamas import stats
+from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.ring import BELIEFS, VERSIONS, RingGame
 from pytest_gaamas.report import cell, invalid_note
 
@@ -58,6 +59,9 @@ def test_second_order_rationality(gaamas, version, belief, generation):
         details={"ci": rate.as_json()},
         row={"version": version},
         row_rank=list(VERSIONS).index(version),
+        figures=(Figure("Second-order rationality: X chosen (player 1)", INTERVAL, "rate of X [95% CI]", panel=f"version {version}",
+                        x=belief.capitalize(), x_axis="belief", limits=RATE, references={"rational": 1.0, "people (Kneeland 2015)": 0.71, "chance (1/2)": 0.5},
+                        note="people: Kneeland (2015), share of subjects classified second-order rational (verified)"),),
     )
     gaamas.reference(table=TABLE, label="humans", cells={c: "0.71" for c in COLUMNS},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified second-order rational", status="verified")

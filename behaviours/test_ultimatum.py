@@ -24,12 +24,12 @@ accept $40 (pytest_gaamas.fidelity): passes when indistinguishable from people a
 ($15 of $100 for the amount kept, 0.15 for the share accepting).
 """
 
-from functools import lru_cache
-
 import statistics
+from functools import lru_cache
 
 from pytest_gaamas import cells, fidelity, people, stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
+from pytest_gaamas.figures import CURVE, DOLLARS, INTERVAL, RATE, VIOLIN, Figure
 from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame, smallest_accepted
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
 
@@ -82,6 +82,7 @@ def test_ultimatum(gaamas, role, generation):
         columns=COLUMNS,
         cells=cells,
         details={"outcomes": valid},
+        figures=figures(role, gaamas.strategy),
     )
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.reference(table=TABLE, label="humans, meta-analysis", cells={COLUMNS[1]: "60", COLUMNS[3]: "0.84"},
@@ -102,8 +103,38 @@ def test_ultimatum_fidelity(gaamas, role, generation):
     gaamas.verdict(result and result.faithful, fidelity.explain(result, humans))
 
 
+PEOPLE_PROPOSERS = "MobLab ultimatum proposers: $ kept of $100"
+PEOPLE_THRESHOLDS = "MobLab ultimatum responders: smallest offer accepted"
+PEOPLE_NOTE = "people: MobLab first-round ultimatum games of $100, strategy method, n = 5,993 (verified from data)"
+
+
+def figures(role, strategy):
+    """The proposer's violins beside MobLab's; the responder's acceptance of $40, and a strategy's
+    answer at every offer beside the share of people who accept it."""
+    if role == "proposer":
+        return (Figure("Ultimatum proposer: share kept", VIOLIN, "$ kept of $100", x="proposer", people=PEOPLE_PROPOSERS,
+                       limits=DOLLARS, references={"subgame perfection ($99)": 99, "equal split ($50)": 50}, note=PEOPLE_NOTE),)
+    accepting = people_accepting()
+    declared = [Figure(f"Ultimatum responder: acceptance of ${OFFER_TO_RESPONDER}", INTERVAL, f"share accepting ${OFFER_TO_RESPONDER} [95% CI]",
+                       x="responder", limits=RATE, note=PEOPLE_NOTE,
+                       references={"subgame perfection": 1.0, f"people, MobLab ({accepting:.2f})": accepting})]
+    if strategy is not None:  # a strategy that answers no offer says so in its place
+        curve = tuple((float(offer), float(bool(accepted))) for (_, offer), accepted in strategy.probes) if strategy.valid else ()
+        declared.append(Figure("Ultimatum responder strategies: acceptance at every offer", CURVE, "accepts (1) or rejects (0)",
+                               x_axis="offer to the responder, $ of $100", curve=curve, people=PEOPLE_THRESHOLDS, limits=RATE,
+                               note="people: the share of MobLab responders whose smallest accepted offer is at most x"))
+    return tuple(declared)
+
+
 def proposer_cells(kept, mean_kept):
     return dict(zip(COLUMNS[:3], dollars_summary(kept, mean_kept)))
+
+
+@lru_cache(maxsize=1)
+def people_accepting() -> float:
+    """The share of MobLab's responders who would accept the offer the model is made."""
+    players = moblab_ultimatum_strategies()
+    return sum(p.smallest_accepted <= OFFER_TO_RESPONDER for p in players) / len(players)
 
 
 @lru_cache(maxsize=1)
@@ -113,7 +144,7 @@ def humans_row() -> dict:
     kept = [100 - p.offer for p in players]
     return {
         "label": f"humans, MobLab (n = {len(players)})",
-        "cells": proposer_cells(kept, people.mean("MobLab ultimatum proposers: $ kept of $100"))
+        "cells": proposer_cells(kept, people.mean(PEOPLE_PROPOSERS))
         | {
             COLUMNS[3]: cell(stats.wilson(accepts, len(players))),
             COLUMNS[4]: f"median ${statistics.median(p.smallest_accepted for p in players):g}",

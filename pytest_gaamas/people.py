@@ -20,11 +20,12 @@ from .stats import Estimate
 
 CACHE = Path(__file__).with_name("data") / "people_means.json"
 
-#: Each precomputed figure: its name, and the values it is the mean of.
+#: People's choices by name: each figure's mean is precomputed; the report draws their distributions.
 SOURCES: dict[str, Callable[[], Sequence[float]]] = {
     "MobLab dictators: $ kept of $100": lambda: [100 - gift for gift in moblab_dictator_gifts()],
     "MobLab ultimatum proposers: $ kept of $100": lambda: [100 - p.offer for p in moblab_ultimatum_strategies()],
     "CKMS 2014: the authors' CCEI": lambda: [s.authors_ccei for s in ckms2014_subjects()],
+    "MobLab ultimatum responders: smallest offer accepted": lambda: [p.smallest_accepted for p in moblab_ultimatum_strategies()],
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import tabulate as tabulate_module
 from tabulate import tabulate
 
+from .figures import Figure
 from .stats import Estimate
 
 #: Row order within a model, as in the PyGAAMAS tables.
@@ -74,6 +75,8 @@ class Score:
     #: What the score counts, for the allowances of gating: "rate", "dollars", "CCEI", "points", or ""
     #: for a statistic without one (a trend z, a distance), which only a behaviour's allowance gates.
     unit: str = ""
+    #: Where the score is drawn in the report (``pytest_gaamas.figures``).
+    figures: tuple[Figure, ...] = ()
 
     @property
     def generation(self) -> str:
@@ -84,12 +87,14 @@ class Score:
         data["ci"] = list(self.ci)
         data["columns"] = list(self.columns)
         data["sample"] = list(self.sample)
+        data["figures"] = [f.to_json() for f in self.figures]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Score:
         return cls(**{
             **data, "ci": tuple(data["ci"]), "columns": tuple(data["columns"]), "sample": tuple(data.get("sample", ())),
+            "figures": tuple(Figure.from_json(f) for f in data.get("figures", ())),
         })  # fmt: skip
 
     def estimate(self) -> Estimate:
@@ -213,7 +218,7 @@ def _model_rank(model: str, model_order: Sequence[str]) -> tuple[int, str]:
     return (model_order.index(model) if model in model_order else len(model_order), model)
 
 
-def _generation_rank(generation: str) -> tuple[int, str]:
+def generation_rank(generation: str) -> tuple[int, str]:
     rank = GENERATION_ORDER.index(generation) if generation in GENERATION_ORDER else len(GENERATION_ORDER)
     return (rank, generation)
 
@@ -253,7 +258,7 @@ def build_tables(
             columns = (*columns, "verdict")
             for key, scores in counted.items():
                 rows[key]["verdict"] = _row_verdict(scores)
-        keys = sorted(rows, key=lambda k: (_model_rank(k[0], model_order), _generation_rank(k[1]), ranks[k], k[2:]))
+        keys = sorted(rows, key=lambda k: (_model_rank(k[0], model_order), generation_rank(k[1]), ranks[k], k[2:]))
         body = [(*key, *(rows[key].get(c, "") for c in columns)) for key in keys]
         reference_rows = [refs[title][label] for label in sorted(refs.get(title, {}))]
         padding = ("",) * len(row_labels)

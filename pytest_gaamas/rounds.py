@@ -3,13 +3,17 @@ with 95% intervals, and the late-round averages that the verdicts use."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from . import stats
-from .play import TrialRecord
+from .figures import LINE, RATE, Figure
+from .play import Game, TrialRecord, play_trial
 from .report import cell, invalid_note
 from .stats import Estimate
+
+#: The reference agents whose curves are drawn beside a model's, round by round.
+REFERENCE_AGENTS = ("rational", "random")
 
 @dataclass(frozen=True)
 class RoundScore:
@@ -55,11 +59,47 @@ def late_means(trials: Sequence[Sequence[dict]], field: str, first_round: int) -
 MEAN_UNITS = {"points": "points"}
 
 
-def report_series(gaamas, *, title: str, column: str, columns: tuple[str, ...], scores: Sequence[RoundScore]) -> None:
+def reference_curves(
+    game: Game, trials: int, seed: int, measure: Callable[[list[TrialRecord]], Sequence[RoundScore]] | None = None,
+) -> dict[str, Sequence[RoundScore]]:  # fmt: skip
+    """The per-round scores of the reference agents on ``game`` (``measure`` makes them from the
+    records, ``series(round_results(records))`` by default): the rational and random curves of the
+    figures, played here and now, since they cost nothing and need no cassette."""
+    from .models.reference import ReferenceAgent  # models import this package's modules
+
+    measure = measure or (lambda records: series(round_results(records)))
+    curves = {}
+    for kind in REFERENCE_AGENTS:
+        agent = ReferenceAgent(kind)
+        curves[f"reference:{kind}"] = measure([play_trial(game, agent, t, seed=seed, temperature=0.0) for t in range(trials)])
+    return curves
+
+
+def report_series(
+    gaamas, *, title: str, column: str, columns: tuple[str, ...], scores: Sequence[RoundScore],
+    references: Mapping[str, Sequence[RoundScore]] | None = None, series_label: str = "",
+    people: Mapping[str, Mapping[str, float]] | None = None, note: str = "",
+) -> None:  # fmt: skip
     """Fill ``column`` of the per-round tables, one table per measure: one row per round, one column
-    per variant (an opponent, a number of messages), as the seed's figures have one line per variant."""
+    per variant (an opponent, a number of messages), as the seed's figures have one line per variant.
+
+    Each round is drawn too, in a figure per measure: a panel per ``column`` and generation (unless
+    ``series_label`` names the line instead, as the two-agent game has one line per number of
+    messages), with ``references``' curves (``reference_curves``) and ``people``'s figures (measure
+    -> label -> value) as reference lines."""
+    generation = str(gaamas.variant.get("generation", "actions"))
+    reference_at = {label: {r.round: r for r in curve} for label, curve in (references or {}).items()}
     for s in scores:
         for measure, estimate in s.measures.items():
+            values = {label: at[s.round].measures[measure].value for label, at in reference_at.items()
+                      if s.round in at and at[s.round].measures[measure].n}  # fmt: skip
+            values |= (people or {}).get(measure, {})
+            figure = Figure(
+                title=f"{title}: {measure} per round", kind=LINE, axis=f"{measure} [95% CI]",
+                panel="" if series_label else f"{column}, {generation}", x=s.round, x_axis="round",
+                series=f"{gaamas.model.spec}, {series_label}" if series_label else "", references=values,
+                limits=RATE if estimate.kind == "rate" else None, note=note,
+            )  # fmt: skip
             gaamas.score(
                 table=f"{title}: {measure} per round [95% CI]",
                 metric=f"{measure} per round",
@@ -72,4 +112,5 @@ def report_series(gaamas, *, title: str, column: str, columns: tuple[str, ...], 
                 row={"round": str(s.round)},
                 row_rank=s.round,
                 unit=MEAN_UNITS.get(measure) if estimate.kind == "mean" else None,
+                figures=(figure,),
             )

@@ -1,0 +1,75 @@
+"""Where a score is drawn: figures declared by the behaviours, beside their tables.
+
+A behaviour passes ``figures=(Figure(...), ...)`` to ``gaamas.score``; the run log keeps them with
+the score, and the report (``pytest_gaamas.drawing``) draws every score that names the same figure
+title in one figure, a panel per ``panel``, a series per model (and generation). Nothing here draws:
+declarations are plain data, so a run log read years later draws the same figures.
+
+The kinds, each a figure of PyGAAMAS's:
+
+- ``violin``: the distribution of the score's observations (its ``sample``) at category ``x``, one
+  violin per series, with the points over it; ``people`` names a distribution of people's choices
+  (``pytest_gaamas.people.SOURCES``) drawn beside, ``references`` horizontal lines (random choice).
+- ``interval``: the score with its 95% interval at category ``x``; ``references`` are horizontal
+  lines (rational, chance, people).
+- ``line``: the score with its 95% band at numeric ``x`` (a round, a temperature), a line per series;
+  ``references`` are the reference agents' values at the same ``x``, joined into curves.
+- ``curve``: the points of ``curve`` ((x, y) pairs: a strategy's answer at every offer), beside the
+  empirical distribution function of ``people`` (the share of people whose threshold is at most x).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+VIOLIN, INTERVAL, LINE, CURVE = "violin", "interval", "line", "curve"
+KINDS = (VIOLIN, INTERVAL, LINE, CURVE)
+
+
+@dataclass(frozen=True)
+class Figure:
+    #: The figure's title, naming the experiment: scores with the same title are drawn together.
+    title: str
+    kind: str
+    #: The y axis, in the game's unit ("$ kept of $100", "rate of X", "points per round").
+    axis: str
+    panel: str = ""
+    #: A category (violin, interval) or a number (line).
+    x: str | float = ""
+    x_axis: str = ""
+    #: The legend's entry; empty: the model, with its generation where the figure has more than one.
+    series: str = ""
+    #: Reference values by label: a horizontal line, or (line) the reference curve's point at ``x``.
+    references: Mapping[str, float] = field(default_factory=dict)
+    #: A people's distribution by name (``pytest_gaamas.people.SOURCES``), drawn beside.
+    people: str = ""
+    #: The y axis's range, where the unit has one (0-1 for a rate, 0-100 for dollars).
+    limits: tuple[float, float] | None = None
+    curve: tuple[tuple[float, float], ...] = ()
+    #: Said under the figure: the status of people's figures, what a reference line is.
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"a figure's kind is one of {', '.join(KINDS)}, got {self.kind!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["references"] = dict(self.references)
+        data["limits"] = None if self.limits is None else list(self.limits)
+        data["curve"] = [list(point) for point in self.curve]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Figure:
+        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        if fields.get("limits") is not None:
+            fields["limits"] = tuple(fields["limits"])
+        fields["curve"] = tuple(tuple(point) for point in fields.get("curve", ()))
+        return cls(**fields)
+
+
+RATE = (0.0, 1.0)
+DOLLARS = (0.0, 100.0)
