@@ -12,7 +12,8 @@
 - the strategy sandbox: starting its confined supervisor, starting a further trial (a fresh forked
   process), one call of an honest strategy once the process is up (target < 5 ms), and a whole
   30-trial, 10-round game played by a strategy;
-- the slowest of the hostile replies that once made the parsers quadratic, at 32 KB (target < 50 ms).
+- the slowest of the hostile replies that once made the parsers quadratic, at 32 KB (target < 50 ms);
+- the HTML report of the whole SmolLM2 suite, built from its run log (target < 10 s, < 5 MB).
 """
 
 from __future__ import annotations
@@ -93,6 +94,21 @@ def whole_suite_replay(workers: int) -> float:
         start = time.perf_counter()
         subprocess.run(command, cwd=ROOT, capture_output=True, check=False)
         return time.perf_counter() - start
+
+
+def report_build() -> tuple[float, float, float]:
+    """The HTML report of the whole SmolLM2 suite, built later from its saved run log, as a user
+    would (``python -m pytest_gaamas report``, from the command to its last line): seconds, and the
+    report's and the run log's size in MB."""
+    with tempfile.TemporaryDirectory() as folder:
+        run_log, report = Path(folder) / "run.json", Path(folder) / "report.html"
+        subprocess.run([sys.executable, "-m", "pytest", "behaviours", "-q", "-p", "no:cacheprovider", "-n", "2",
+                        "--gaamas-model=embedded:smollm2", "--gaamas-record=none", f"--gaamas-journal-dir={folder}",
+                        f"--gaamas-json={run_log}"], cwd=ROOT, capture_output=True, check=False)  # fmt: skip
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", str(run_log), "-o", str(report)], cwd=ROOT, capture_output=True, check=True)
+        seconds = time.perf_counter() - start
+        return seconds, report.stat().st_size / 1e6, run_log.stat().st_size / 1e6
 
 
 def cassette_megabytes() -> dict[str, float]:
@@ -197,6 +213,12 @@ def main() -> None:
     rows += [
         ("fidelity: 30 choices vs 13,232 people (W1, bound, permutation test)", fidelity_comparison() * 1e3, "ms", "< 1000 ms"),
         ("compare two saved runs of 1,000 cells (tests + Holm)", run_comparison(), "s", "< 5 s"),
+    ]
+    seconds, report_mb, run_log_mb = report_build()
+    rows += [
+        ("HTML report of the whole SmolLM2 suite, built from its run log", seconds, "s", "< 10 s"),
+        ("HTML report of the whole SmolLM2 suite, size", report_mb, "MB", "< 5 MB"),
+        ("run log of the whole SmolLM2 suite (every trial, whole)", run_log_mb, "MB", ""),
     ]
     sizes = cassette_megabytes()
     rows += [(f"cassettes of {model}", size, "MB", "") for model, size in sizes.items()]

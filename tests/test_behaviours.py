@@ -1,39 +1,11 @@
 """The behaviours, tested as instruments: the reference agents land where theory says, and the
 recorded SmolLM2 runs replay offline into every table."""
 
-import json
-import os
-import subprocess
-import sys
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-#: The project's own behaviours, held to the rules of README "Writing a behaviour": recorded for
-#: SmolLM2 at 30 trials a cell, passed by reference:rational and missed by reference:random wherever
-#: theory defines the answer. A behaviour file not listed here (a user's) runs with the others and is
-#: held to none of these until it is listed.
-SHIPPED = (
-    "agent_coordination", "belief_refinement", "belief_use", "coordination", "dictator_preferences",
-    "first_order_rationality", "garp_consistency", "preference_alignment", "rational_vs_credible",
-    "second_order_rationality", "ultimatum",
-)  # fmt: skip
-BEHAVIOURS = sorted(SHIPPED)
-SHIPPED_FILES = [f"behaviours/test_{name}.py" for name in SHIPPED]
-PAPER_TRIALS = 30
-
-
-def run_behaviours(tmp: Path, *options: str) -> tuple[int, dict, str]:
-    report = tmp / "run.json"
-    command = [
-        sys.executable, "-m", "pytest", *SHIPPED_FILES, "-q", "-p", "no:cacheprovider",
-        f"--gaamas-json={report}", f"--gaamas-journal-dir={tmp / 'journal'}", *options,
-    ]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true", "COLUMNS": "1000"}, timeout=900)
-    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    return done.returncode, json.loads(report.read_text()), done.stdout
+from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, run_behaviours
 
 
 @lru_cache(maxsize=None)
@@ -117,15 +89,8 @@ def test_the_human_agent_replays_people_where_there_are_data(workspace):
         assert score["passed"], (score["test_id"], score["details"].get("p_value"), score["ci"])
 
 
-@pytest.fixture(scope="module")
-def smollm2_replay(tmp_path_factory):
-    return run_behaviours(
-        tmp_path_factory.mktemp("replay"), "--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-check-cassettes"
-    )
-
-
 def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_replay):
-    code, document, output = smollm2_replay
+    code, document, output = smollm2_replay.code, smollm2_replay.document, smollm2_replay.output
     assert code == 0, output[-3000:]  # verdicts missed are findings, reported; an error would fail
     assert "there is no cassette" not in output and "no recorded answer" not in output and "MissingCassette" not in output
     assert "used by no item" not in output and "embedded:smollm2: 145 of 145 cassettes used" in output
@@ -142,6 +107,6 @@ def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_repla
 
 def test_the_replayed_verdicts_are_those_recorded(smollm2_replay):
     """SmolLM2-135M plays badly; the replay must say so the same way every time."""
-    _, document, _ = smollm2_replay
+    document = smollm2_replay.document
     garp = [s for s in document["scores"] if s["behaviour"] == "garp_consistency"]
     assert garp and not garp[0]["passed"] and garp[0]["invalid"] == PAPER_TRIALS

@@ -1,0 +1,319 @@
+"""The run as one self-contained HTML file: opens from disk, offline, in any browser.
+
+At the top, where the numbers came from (models and digests, plugin, seed, trials, temperature,
+record mode, dates) and how the items ended. Then a section per behaviour: its tables, criteria and
+sources with their status, its figures (PNG, embedded), the findings of the criteria not met, and per
+cell a few example trials, one click away: what the model was asked, what it replied, the decision
+read from it or why none could be, and the strategy code where there is one. The comparison with a
+saved run, where there is one, closes it. No script, no stylesheet or font from elsewhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from . import drawing
+from .report import SPARKS, Table, build_tables
+from .runlog import ItemLog, Play, RunLog
+
+#: Trials shown per cell: the first, the first with an invalid answer, the first valid one.
+EXAMPLES = 3
+#: Characters of one message or reply shown; the run log keeps them whole.
+TEXT_LIMIT = 6000
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1b1b1b;background:#fafafa}
+header,main,nav{max-width:1200px;margin:0 auto;padding:0 24px}
+header{padding-top:16px}
+h1{font-size:24px;margin:8px 0}
+h2{font-size:20px;margin:32px 0 8px;border-bottom:2px solid #ddd;padding-bottom:4px}
+h3{font-size:15px;margin:20px 0 6px}
+table{border-collapse:collapse;margin:6px 0;font-size:12.5px;background:#fff}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.reference td{color:#555;background:#f7f7f7}
+.scroll{overflow-x:auto}
+.pass{color:#176f2c;font-weight:600}.missed{color:#9a6700;font-weight:600}.failed{color:#b42318;font-weight:600}
+.skipped{color:#666}
+.status{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;white-space:nowrap}
+.status.verified{background:#dcf3e2}.status.unverified{background:#fde8c8}.status.computed{background:#e3ecfa}
+figure{margin:12px 0;background:#fff;border:1px solid #e3e3e3;padding:8px;display:inline-block;max-width:100%}
+figure img{max-width:100%;height:auto;display:block}
+figcaption{font-size:12px;color:#444;margin-top:4px}
+p.empty{padding:10px;background:#fff;border:1px dashed #bbb;color:#555}
+details{margin:4px 0;background:#fff;border:1px solid #e3e3e3;padding:4px 8px}
+summary{cursor:pointer}
+pre{white-space:pre-wrap;word-break:break-word;background:#f4f4f4;padding:6px;margin:4px 0;font-size:12px;max-height:320px;overflow:auto}
+.role{font-size:11px;font-weight:600;color:#555;text-transform:uppercase}
+ul.findings li{margin:2px 0}
+nav ul{columns:3;font-size:13px}
+.note{color:#555;font-size:12.5px}
+"""
+
+
+def render(log: RunLog) -> str:
+    """The report of ``log``, as one HTML document."""
+    tables = build_tables(log.scores, log.references, [m.get("model", "") for m in log.run.get("models", [])])
+    behaviours = list(dict.fromkeys(s.behaviour for s in sorted(log.scores, key=lambda s: s.test_id)))
+    drawn = drawing.draw_run(log.scores, [m.get("model", "") for m in log.run.get("models", [])])
+    title_of = {}
+    for score in log.scores:
+        title_of.setdefault(score.table, score.behaviour)
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>pytest-gaamas report: {_e(', '.join(_models(log)) or 'no model')}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        _header(log),
+        '<nav><h2 id="contents">Behaviours</h2><ul>',
+        *(f'<li><a href="#{_anchor(b)}">{_e(b)}</a></li>' for b in behaviours),
+        *(['<li><a href="#comparison">comparison</a></li>'] if log.comparison else []),
+        "</ul></nav><main>",
+    ]
+    plays_shown: dict[str, str] = {}
+    for behaviour in behaviours:
+        parts.append(_behaviour(
+            behaviour, log, [t for t in tables if title_of.get(t.title) == behaviour],
+            [d for d in drawn if d.behaviour == behaviour], plays_shown,
+        ))  # fmt: skip
+    if log.comparison:
+        parts.append(_comparison(log.comparison))
+    parts.append("</main></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _anchor(name: str) -> str:
+    return "b-" + "".join(c if c.isalnum() else "-" for c in name)
+
+
+def _models(log: RunLog) -> list[str]:
+    return [m.get("model", "") for m in log.run.get("models", [])] or sorted({s.model for s in log.scores})
+
+
+def _header(log: RunLog) -> str:
+    run = log.run
+    rows = []
+    for model in run.get("models", []):
+        digest = model.get("digest") or model.get("recorded_digest") or "-"
+        recorded = " (recorded)" if not model.get("digest") and model.get("recorded_digest") else ""
+        rows.append(f"<tr><td>{_e(model.get('model', ''))}</td><td><code>{_e(digest)}</code>{recorded}</td>"
+                    f"<td>{_e(model.get('server') or model.get('description') or '')}</td></tr>")  # fmt: skip
+    facts = [("plugin", run.get("plugin", "?")), ("seed", run.get("seed", "?")), ("trials", run.get("trials", "?")),
+             ("temperature", run.get("temperature", "?")), ("record mode", run.get("record", "?")),
+             ("started", run.get("started", "?")), ("finished", run.get("finished", "?")),
+             ("python", f"{run.get('python', '?')} on {run.get('platform', '?')}")]  # fmt: skip
+    counts: dict[str, int] = {}
+    for item in log.items:
+        counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
+    outcome_line = ", ".join(f'<span class="{_e(k)}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
+    judged = [s for s in log.scores if s.passed is not None]
+    met = sum(bool(s.passed) for s in judged)
+    lines = [
+        "<header><h1>pytest-gaamas report</h1>",
+        f'<p>{len(judged)} criteria judged: <span class="pass">{met} met</span>, '
+        f'<span class="missed">{len(judged) - met} not met</span>'
+        + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
+        "<table><tr><th>model</th><th>digest</th><th>server</th></tr>", *rows, "</table>",
+        "<table>", *(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts), "</table>",
+    ]
+    if not log.has_transcripts:
+        kept = "tables and figures" if any(s.figures for s in log.scores) else "tables"
+        lines.append(f'<p class="note">This run was saved in format {log.format}, before runs kept their trials and figures: '
+                     f"{kept} only, no transcripts. Run again with --gaamas-json or --gaamas-save to keep them.</p>")  # fmt: skip
+    lines.append("</header>")
+    return "\n".join(lines)
+
+
+def _behaviour(behaviour: str, log: RunLog, tables: Sequence[Table], drawn: Sequence[drawing.Drawn], plays_shown: dict[str, str]) -> str:
+    parts = [f'<section class="behaviour" id="{_anchor(behaviour)}"><h2>{_e(behaviour)}</h2>']
+    references = {(r.table, r.label): r for r in log.references}
+    judged = [t for t in tables if "verdict" in t.headers]
+    for table in judged:
+        parts.append(_table(table, references))
+    for figure in drawn:
+        parts.append(_figure(figure))
+    for table in tables:  # descriptive tables (round by round, statistics) one click away
+        if table not in judged:
+            parts.append(f"<details><summary>{_e(table.title)}</summary>{_table(table, references)}</details>")
+    findings = [f for f in log.findings if _behaviour_of(f.get("test_id", "")) == behaviour]
+    if findings:
+        parts.append(f"<details><summary>Criteria not met: {len(findings)} findings</summary><ul class=\"findings\">")
+        parts += [f"<li><code>{_e(f['test_id'].split('::', 1)[-1])}</code>: {_e(f['finding'])}</li>" for f in findings]
+        parts.append("</ul></details>")
+    items = [i for i in log.items if i.behaviour == behaviour]
+    if items:
+        parts.append(f"<h3>Transcripts ({len(items)} cells; up to {EXAMPLES} example trials each)</h3>")
+        parts += [_item(item, log.plays, plays_shown) for item in items]
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _behaviour_of(test_id: str) -> str:
+    stem = test_id.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    return stem.removeprefix("test_")
+
+
+def _table(table: Table, references: Mapping[tuple[str, str], Any]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in table.headers)
+    body = []
+    for row in table.rows:
+        is_reference = (table.title, row[0]) in references
+        cells = []
+        for header, value in zip(table.headers, row):
+            keep_whole = "[" in value or any(bar in value for bar in SPARKS[1:])  # an interval, a distribution
+            css = {"pass": "pass", "missed": "missed"}.get(value, "") if header == "verdict" else "num" if keep_whole else ""
+            cells.append(f'<td class="{css}">{_e(value)}</td>' if css else f"<td>{_e(value)}</td>")
+        body.append(f'<tr class="reference">{"".join(cells)}</tr>' if is_reference else f"<tr>{''.join(cells)}</tr>")
+    notes = [f"<li>pass: {_e(c)}</li>" for c in table.criteria]
+    for label in (row[0] for row in table.rows if (table.title, row[0]) in references):
+        ref = references[(table.title, label)]
+        status = ref.status.split()[0] if ref.status else ""
+        notes.append(f'<li>source, {_e(label)}: {_e(ref.source)} <span class="status {_e(status)}">{_e(ref.status)}</span></li>')
+    return (f"<h3>{_e(table.title)}</h3><div class=\"scroll\"><table><tr>{head}</tr>{''.join(body)}</table></div>"
+            f"<ul class=\"note\">{''.join(notes)}</ul>")  # fmt: skip
+
+
+def _figure(figure: drawing.Drawn) -> str:
+    notes = "".join(f"<br>{_e(n)}" for n in figure.notes)
+    if figure.png is None:
+        return f'<p class="empty">{_e(figure.caption)}{notes}</p>'
+    data = base64.b64encode(figure.png).decode("ascii")
+    width, height = _png_size(figure.png)
+    return (f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" alt="{_e(figure.title)}">'
+            f"<figcaption>{_e(figure.caption)}{notes}</figcaption></figure>")  # fmt: skip
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def _item(item: ItemLog, plays: Mapping[str, Play], plays_shown: dict[str, str]) -> str:
+    variant = ", ".join(f"{k} {v}" for k, v in item.variant.items())
+    outcome = f'<span class="{_e(item.outcome)}">{_e(item.outcome or "?")}</span>'
+    anchor = "i-" + "".join(c if c.isalnum() else "-" for c in item.test_id)
+    body = []
+    for play_id in item.plays:
+        play = plays.get(play_id)
+        if play is None:
+            continue
+        if play_id in plays_shown:
+            body.append(f'<p class="note">The same trials as <a href="#{plays_shown[play_id]}">that cell</a>, replayed.</p>')
+            continue
+        plays_shown[play_id] = anchor
+        body.append(_play(play))
+    label = item.test_id.split("::", 1)[-1]
+    return (f'<details id="{anchor}"><summary><code>{_e(label)}</code> ({_e(variant)}): {outcome}</summary>'
+            f"{''.join(body) or '<p class=note>no trials recorded</p>'}</details>")  # fmt: skip
+
+
+def _play(play: Play) -> str:
+    trials = play.trials
+    invalid = sum(not t.get("outcome", {}).get("valid", True) for t in trials)
+    about = f"{play.game}, {play.model}, {play.generation}, temperature {play.temperature:g}, seed {play.seed}"
+    parts = [f'<p class="note">{_e(about)}: {len(trials)} trials, {invalid} invalid.</p>']
+    if play.strategy is not None:
+        parts.append(_strategy(play.strategy))
+    for trial in _examples(trials):
+        parts.append(_trial(trial))
+    return "".join(parts)
+
+
+def _examples(trials: Sequence[dict]) -> list[dict]:
+    if not trials:
+        return []
+    chosen = [trials[0]]
+    for wanted in (False, True):
+        found = next((t for t in trials if bool(t.get("outcome", {}).get("valid", True)) is wanted), None)
+        if found is not None and found not in chosen:
+            chosen.append(found)
+    return chosen[:EXAMPLES]
+
+
+def _strategy(strategy: Mapping[str, Any]) -> str:
+    verdict = "valid" if strategy.get("valid") else f"invalid: {strategy.get('reason')}"
+    parts = [f"<h4>Strategy ({_e(verdict)})</h4>"]
+    request = strategy.get("request")
+    if request:
+        parts.append(_messages(request.get("messages", [])))
+        parts.append(f'<div class="role">reply</div><pre>{_e(_cut(request.get("reply", "")))}</pre>')
+    if strategy.get("code"):
+        parts.append(f'<div class="role">code run in the sandbox</div><pre>{_e(_cut(strategy["code"]))}</pre>')
+    return "".join(parts)
+
+
+def _conversation_ends(rounds: Sequence[dict]) -> list[dict]:
+    """The last request of each conversation in the trial (the two players of a two-agent game hold
+    one each): a request no later request of the trial begins with."""
+    ends = []
+    for index, round_ in enumerate(rounds):
+        messages = round_.get("messages", [])
+        continued = any(later.get("messages", [])[: len(messages)] == messages for later in rounds[index + 1:])
+        if not continued:
+            ends.append(round_)
+    return ends
+
+
+def _trial(trial: Mapping[str, Any]) -> str:
+    rounds = trial.get("rounds", [])
+    outcome = trial.get("outcome", {})
+    valid = outcome.get("valid", True)
+    verdict = "valid" if valid else f"invalid: {outcome.get('reason', '')}"
+    parts = [f"<details><summary>trial {_e(trial.get('trial'))}: {_e(verdict)}</summary>"]
+    if rounds:
+        rows = "".join(
+            f"<tr><td>{i + 1}</td><td><code>{_e(_cut(r.get('reply', ''), 300))}</code></td>"
+            f"<td>{_e(r.get('value')) if r.get('valid') else '-'}</td><td>{_e(r.get('reason', ''))}</td></tr>"
+            for i, r in enumerate(rounds)
+        )
+        parts.append(f"<div class=\"scroll\"><table><tr><th>request</th><th>raw reply</th><th>decision</th><th>invalid because</th></tr>{rows}</table></div>")
+        for end in _conversation_ends(rounds):
+            parts.append(_messages(end.get("messages", [])))
+            if end.get("thinking"):
+                parts.append(f'<div class="role">thinking</div><pre>{_e(_cut(end["thinking"]))}</pre>')
+            parts.append(f'<div class="role">reply</div><pre>{_e(_cut(end.get("reply", "")))}</pre>')
+    shown = {k: v for k, v in outcome.items() if k not in ("rounds", "players", "messages")}
+    parts.append(f'<div class="role">outcome</div><pre>{_e(_cut(_plain(shown), 1500))}</pre></details>')
+    return "".join(parts)
+
+
+def _messages(messages: Iterable[Mapping[str, Any]]) -> str:
+    return "".join(f'<div class="role">{_e(m.get("role", ""))}</div><pre>{_e(_cut(str(m.get("content", ""))))}</pre>' for m in messages)
+
+
+def _cut(text: str, limit: int = TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters in the run log]"
+
+
+def _plain(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _comparison(comparison: Mapping[str, Any]) -> str:
+    cells = comparison.get("cells", [])
+    notes = "".join(f"<li>{_e(n)}</li>" for n in comparison.get("notes", []))
+    rows = []
+    for c in cells:
+        verdict = "DROP" if c.get("dropped") else ""
+        rows.append("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in (
+            c.get("behaviour"), c.get("cell"), c.get("models"), _number(c.get("old")), _number(c.get("new")),
+            _number(c.get("difference")), _number(c.get("p_holm")), verdict)) + "</tr>")  # fmt: skip
+    figure = drawing.draw_comparison(cells)
+    return (f'<section id="comparison"><h2>Compared with {_e(comparison.get("with", ""))}</h2><ul class="note">{notes}</ul>'
+            + _figure(figure) +
+            "<details><summary>every cell compared</summary><div class=\"scroll\"><table><tr><th>behaviour</th><th>cell</th><th>model</th>"
+            "<th>old</th><th>new</th><th>new - old</th><th>p (Holm)</th><th>verdict</th></tr>"
+            + "".join(rows) + "</table></div></details></section>")  # fmt: skip
+
+
+def _number(value: Any) -> str:
+    return "-" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,68 @@
+"""The run as Markdown, for a CI job's summary or a pull-request comment: the verdict first (the
+comparison's, where there is one), then each table with a verdict, then the criteria not met."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from .report import build_tables
+from .runlog import RunLog
+
+#: Findings listed in full; the rest are counted (a job summary has a size limit).
+FINDINGS_SHOWN = 50
+
+
+def render(log: RunLog) -> str:
+    models = [m.get("model", "") for m in log.run.get("models", [])]
+    judged = [s for s in log.scores if s.passed is not None]
+    met = sum(bool(s.passed) for s in judged)
+    lines = [
+        f"# pytest-gaamas: {', '.join(models) or 'no model'}",
+        "",
+        (f"{len(judged)} criteria judged: **{met} met**, **{len(judged) - met} not met**. "
+         f"{log.run.get('plugin', '')}, seed {log.run.get('seed', '?')}, trials {log.run.get('trials', '?')}, "
+         f"temperature {log.run.get('temperature', '?')}, record mode {log.run.get('record', '?')}."),
+        "",
+    ]
+    if log.comparison:
+        lines += _comparison(log.comparison)
+    tables = build_tables(log.scores, log.references, models)
+    for table in (t for t in tables if "verdict" in t.headers):
+        lines += [f"## {_escape(table.title)}", "", tabulate([[_escape(v) for v in row] for row in table.rows],
+                  headers=[_escape(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
+        lines += [f"- pass: {_escape(c)}" for c in table.criteria] + [f"- source: {_escape(s)}" for s in table.sources] + [""]
+    descriptive = len([t for t in tables if "verdict" not in t.headers])
+    if descriptive:
+        lines += [f"{descriptive} descriptive tables (round by round, statistics) are in the HTML report (--gaamas-report).", ""]
+    if log.findings:
+        lines += [f"## Criteria not met ({len(log.findings)})", ""]
+        for finding in log.findings[:FINDINGS_SHOWN]:
+            lines.append(f"- `{finding['test_id'].split('::', 1)[-1]}`: {_escape(finding['finding'])}")
+        if len(log.findings) > FINDINGS_SHOWN:
+            lines.append(f"- ... and {len(log.findings) - FINDINGS_SHOWN} more (the run log and the HTML report have them all)")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _comparison(comparison: dict) -> list[str]:
+    cells = comparison.get("cells", [])
+    dropped = [c for c in cells if c.get("dropped")]
+    verdict = f"**{len(dropped)} cell{'s' if len(dropped) != 1 else ''} dropped**" if dropped else "**no cell dropped**"
+    lines = [f"## Compared with {_escape(comparison.get('with', ''))}: {verdict}", ""]
+    lines += [f"- {_escape(note)}" for note in comparison.get("notes", [])]
+    if dropped:
+        rows = [[c["behaviour"], c["cell"], c["models"], _number(c.get("old")), _number(c.get("new")), _number(c.get("p_holm"))]
+                for c in dropped]  # fmt: skip
+        lines += ["", tabulate([[_escape(v) for v in row] for row in rows],
+                               headers=["behaviour", "cell", "model", "old", "new", "p (Holm)"], tablefmt="github", disable_numparse=True)]  # fmt: skip
+    return lines + [""]
+
+
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _escape(text) -> str:
+    """A cell or line that Markdown shows as written: pipes would split a table cell, and a model's
+    text may hold anything."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")

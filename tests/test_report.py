@@ -1,0 +1,299 @@
+"""The run log, the report and the summary: everything kept, read back in either format, drawn, and
+opened in a real browser."""
+
+import copy
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SHIPPED, outcomes
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_gaamas import drawing, report_html, report_markdown, runlog
+from pytest_gaamas.errors import UnreadableFile
+from pytest_gaamas.figures import INTERVAL, VIOLIN, Figure
+from pytest_gaamas.report import Score
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: Where the browser test leaves its screenshot for whoever reads the CI run.
+ARTIFACTS = Path(os.environ.get("GAAMAS_ARTIFACTS", ROOT / "test-artifacts"))
+REPORT_BUDGET_BYTES = 5_000_000
+
+
+# -- the run log ----------------------------------------------------------------------------------
+
+messages = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant"]), "content": st.text(max_size=5)}), max_size=4)
+
+
+@given(st.lists(messages, max_size=6), st.data())
+def test_a_trial_s_requests_are_kept_whole_however_they_share_messages(conversation_parts, data):
+    """Rounds that resend a conversation are stored once; read back, every request is whole."""
+    rounds, so_far = [], []
+    for part in conversation_parts:
+        if data.draw(st.booleans(), label="new conversation"):
+            so_far = []
+        so_far = so_far + part
+        rounds.append({"seed": len(rounds), "messages": list(so_far), "reply": "r", "valid": True, "value": 1, "reason": ""})
+    play = runlog.Play("p", "b", "m", "g", "f", "actions", 0, 0.7, [{"trial": 0, "rounds": rounds, "outcome": {}}])
+    stored = play.to_json()
+    assert runlog.Play.from_json(json.loads(json.dumps(stored))).trials == play.trials
+    assert sum(len(r["messages"]) for r in stored["trials"][0]["rounds"]) <= sum(len(r["messages"]) for r in rounds)
+
+
+def test_a_damaged_message_reference_is_a_one_line_error(tmp_path):
+    rounds = [{"messages": [{"role": "user", "content": "a"}]}, {"messages": [], "shared": [5, 1]}]
+    document = {"format": 2, "run": {}, "scores": [], "plays": {"p": {"id": "p", "behaviour": "b", "model": "m", "game": "g",
+                "game_fingerprint": "f", "generation": "actions", "seed": 0, "temperature": 0.7,
+                "trials": [{"trial": 0, "rounds": rounds, "outcome": {}}]}}}  # fmt: skip
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(UnreadableFile, match=r"run.json: a damaged run log .*write it again"):
+        runlog.read(path)
+
+
+def test_run_logs_that_cannot_be_read_say_which_and_what_to_do(tmp_path):
+    cases = {
+        "missing.json": None,
+        "cut.json.gz": gzip.compress(b'{"format": 2, "scores": []}')[:-6],
+        "text.json": b"not json at all",
+        "newer.json": json.dumps({"format": runlog.FORMAT + 1, "scores": []}).encode(),
+        "list.json": b"[1, 2]",
+        "binary.json": b"\xff\xfe\x00garbage",
+    }
+    for name, content in cases.items():
+        if content is not None:
+            (tmp_path / name).write_bytes(content)
+        with pytest.raises(UnreadableFile) as error:
+            runlog.read(tmp_path / name)
+        message = str(error.value)
+        assert name in message and "\n" not in message, message
+        assert "upgrade pytest-gaamas" in message if name == "newer.json" else "write it again" in message
+
+
+def test_a_run_log_is_the_same_in_json_and_gzip(smollm2_replay, tmp_path):
+    document = smollm2_replay.document
+    for name in ("run.json", "run.json.gz"):
+        (tmp_path / name).write_bytes(runlog.dumps(document, tmp_path / name))
+    plain, packed = runlog.read(tmp_path / "run.json"), runlog.read(tmp_path / "run.json.gz")
+    assert plain.plays == packed.plays and plain.scores == packed.scores
+    assert (tmp_path / "run.json.gz").stat().st_size * 5 < (tmp_path / "run.json").stat().st_size
+
+
+def test_the_run_log_keeps_every_trial_of_every_item(smollm2_replay):
+    document = smollm2_replay.document
+    assert document["format"] == runlog.FORMAT
+    log = runlog.parse(json.dumps(document))
+    assert {i.behaviour for i in log.items} == set(SHIPPED)
+    assert {i.outcome for i in log.items} <= {"passed", "missed"}
+    for item in log.items:
+        assert item.plays, item.test_id
+        for play_id in item.plays:
+            play = log.plays[play_id]
+            assert len(play.trials) == 30, item.test_id
+            for trial in play.trials:
+                for round_ in trial["rounds"]:
+                    assert round_["messages"] and isinstance(round_["reply"], str), item.test_id
+                    assert round_["valid"] or round_["reason"], item.test_id
+            if play.generation == "strategy":  # the request, the reply, and the code or why there is none
+                assert play.strategy["request"]["reply"] and (play.strategy["code"] or play.strategy["reason"]), item.test_id
+    # a criterion over another item's cells shares its play rather than keeping a copy
+    fidelity = next(i for i in log.items if "::test_dictator_fidelity[" in i.test_id)
+    experiment = next(i for i in log.items if i.test_id == fidelity.test_id.replace("test_dictator_fidelity", "test_dictator_preferences"))
+    assert fidelity.plays == experiment.plays
+    assert len(document["findings"]) == sum(s["passed"] is False for s in document["scores"])
+
+
+def test_runs_saved_in_the_old_shape_still_compare_and_still_make_a_report(smollm2_replay, tmp_path):
+    """Format 1 had no format field, no plays, no items: comparing with it works as before, and its
+    report has tables and figures and says that it holds no transcripts."""
+    old = copy.deepcopy({key: smollm2_replay.document[key] for key in ("run", "scores", "references", "tables")})
+    for score in old["scores"]:
+        del score["figures"]  # nor did its scores declare figures
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "old.json").write_text(json.dumps(old))
+    log = runlog.read(tmp_path / "runs" / "old.json")
+    assert log.format == 1 and not log.has_transcripts
+    page = report_html.render(log)
+    assert "before runs kept their trials" in page
+    assert "<table>" in page and "Economic rationality" in page
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "behaviours/test_ultimatum.py", "-q", "-p", "no:cacheprovider", "-k", "not fidelity",
+         "--gaamas-compare=old", f"--gaamas-runs-dir={tmp_path / 'runs'}", f"--gaamas-journal-dir={tmp_path / 'journal'}"],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true"}, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0 and "cells paired with" in done.stdout, done.stdout[-2000:]
+
+
+def test_scores_and_transcripts_stay_out_of_the_junit_xml_and_cross_xdist_whole(behaviour_project):
+    """Workers send their results once, when they finish; no score travels in a test report."""
+    for name, extra in (("serial", ()), ("parallel", ("-n", "2"))):
+        result = behaviour_project.runpytest("--gaamas-model=reference:random", "--gaamas-trials=6", f"--junitxml={name}.xml",
+                                             f"--gaamas-json={name}.json", *extra)  # fmt: skip
+        assert outcomes(result) == {"missed": 1}, result.stdout.str()
+        xml = (behaviour_project.path / f"{name}.xml").read_text()
+        assert "gaamas_score" not in xml and "sample" not in xml and "asset_a" not in xml
+        assert 'name="test_garp_consistency[reference-random]"' in xml and len(xml) < 2000
+    serial, parallel = (json.loads((behaviour_project.path / f"{n}.json").read_text()) for n in ("serial", "parallel"))
+    for key in ("scores", "plays", "items", "findings", "references"):
+        assert serial[key] == parallel[key], key
+    assert len(next(iter(serial["plays"].values()))["trials"]) == 6
+
+
+# -- figures ------------------------------------------------------------------------------------------
+
+
+def score(model="m", value=0.5, sample=(), figure=None, generation="actions", test_id="t", invalid=0) -> Score:
+    return Score(
+        behaviour="b", test_id=test_id, model=model, variant={"generation": generation}, metric="x", score=value,
+        ci=(None, None) if value is None else (value - 0.1, value + 0.1), n=30, invalid=invalid, passed=None,
+        criterion="", table="T", columns=("A", "B"), cells={}, sample=tuple(sample), figures=(figure,) if figure else (),
+    )  # fmt: skip
+
+
+def test_a_figure_with_no_valid_answer_says_so_instead_of_drawing_an_empty_frame():
+    figure = Figure("rates", INTERVAL, "rate", x="A")
+    (drawn,) = drawing.draw_run([score(value=None, figure=figure, invalid=30)])
+    assert drawn.png is None and "no valid answer from m in any cell (30 invalid)" in drawn.caption
+    page = report_html._figure(drawn)
+    assert "<img" not in page and "no valid answer" in page
+
+
+def test_a_figure_says_which_of_its_cells_had_no_valid_answer():
+    figure = Figure("shares", VIOLIN, "$ kept", x="A")
+    (drawn,) = drawing.draw_run([score(sample=[10, 20, 30], figure=figure), score(model="n", value=None, figure=figure, test_id="u")])
+    assert drawn.png.startswith(b"\x89PNG") and "no valid answer, so nothing drawn, for: n at A" in drawn.caption
+
+
+def test_figures_are_drawn_the_same_every_time():
+    figure = Figure("shares", VIOLIN, "$ kept", x="A", people="MobLab dictators: $ kept of $100", references={"half": 50})
+    first, second = (drawing.draw_run([score(sample=[10, 20, 30, 90], value=37.5, figure=figure)])[0].png for _ in range(2))
+    assert first == second
+
+
+def test_a_model_s_text_cannot_break_out_of_the_report(smollm2_replay):
+    """Whatever a model wrote is shown as text: no tag, script or closing element of its own."""
+    log = runlog.parse(json.dumps(smollm2_replay.document))
+    play = next(iter(log.plays.values()))
+    play.trials[0]["rounds"][0]["reply"] = '</pre></details><script>alert(1)</script><img src=x onerror=alert(2)>'
+    page = report_html._play(play)
+    assert "<script>" not in page and "<img" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_markdown_summary_keeps_its_tables_whole_whatever_the_cells_hold(smollm2_replay):
+    log = runlog.parse(json.dumps(smollm2_replay.document))
+    log.findings.insert(0, {"test_id": "x::y", "finding": "a | b\nc <b>"})
+    text = report_markdown.render(log)
+    assert "a \\| b c &lt;b>" in text
+    assert text.count("| embedded:smollm2 ") >= 10 and "**17 met**" in text
+
+
+def test_the_comparison_is_drawn_with_its_drops_marked():
+    cells = [{"behaviour": "ultimatum", "cell": f"cell {i}", "models": "m", "old": 0.8, "new": 0.3 if i == 0 else 0.79,
+              "old_ci": [0.7, 0.9], "new_ci": [0.2, 0.4] if i == 0 else [0.7, 0.88], "dropped": i == 0, "headline": True,
+              "unit": "rate", "p_holm": 0.001} for i in range(3)]  # fmt: skip
+    drawn = drawing.draw_comparison(cells)
+    assert drawn.png.startswith(b"\x89PNG") and "3 cells with a verdict; 1 DROP" in drawn.caption
+    page = report_html._comparison({"with": "baseline", "notes": ["n"], "cells": cells})
+    assert "DROP" in page and "<img" in page
+
+
+# -- the report, in a real browser -----------------------------------------------------------------
+
+
+def browser_problems(page_path: Path, screenshot: Path | None = None) -> tuple[list[str], dict]:
+    """Open ``page_path`` in headless Chromium: every console error and failed resource, each image
+    not rendered at a non-zero size, and what the page holds."""
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"])  # fmt: skip
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}") if message.type == "error" else None)
+            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+            page.on("requestfailed", lambda request: problems.append(f"failed resource: {request.url[:100]}"))
+            page.goto(page_path.resolve().as_uri(), wait_until="load")
+            page.locator("details > summary").first.click()  # a transcript opens with a click
+            held = page.evaluate("""() => ({
+                images: document.images.length,
+                unrendered: Array.from(document.images).filter(i => {
+                    const box = i.getBoundingClientRect();
+                    return !(i.complete && i.naturalWidth > 0 && box.width > 0 && box.height > 0);
+                }).map(i => i.alt),
+                sections: Array.from(document.querySelectorAll('section.behaviour')).map(s => s.querySelector('h2').textContent),
+                opened: document.querySelector('details[open] pre, details[open] table') !== null,
+                external: Array.from(document.querySelectorAll('[src],[href]')).map(e => e.getAttribute('src') || e.getAttribute('href'))
+                    .filter(u => !u.startsWith('data:') && !u.startsWith('#')),
+            })""")
+            problems += [f"figure not rendered: {alt}" for alt in held["unrendered"]]
+            problems += [f"reference outside the file: {url}" for url in held["external"]]
+            if screenshot is not None:
+                page.locator("details[open]").first.evaluate("e => e.open = false")
+                page.evaluate("window.scrollTo(0, 0)")
+                page.screenshot(path=str(screenshot))
+        finally:
+            browser.close()
+    return problems, held
+
+
+def browser_or_skip() -> None:
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        missing = "playwright (pip install -e '.[dev]')"
+    else:
+        missing = "" if CHROMIUM else "Chromium (apt-get install chromium)"
+    if missing:
+        if os.environ.get("GAAMAS_REQUIRE_LIVE"):
+            pytest.fail(f"the browser test needs {missing}; .ci/run installs it")
+        pytest.skip(f"the browser test needs {missing}")
+
+
+def test_the_report_of_a_replayed_run_opens_in_a_real_browser(smollm2_replay):
+    browser_or_skip()
+    report = smollm2_replay.folder / "report.html"
+    assert report.stat().st_size < REPORT_BUDGET_BYTES, report.stat().st_size
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    problems, held = browser_problems(report, ARTIFACTS / "report.png")
+    assert problems == []
+    assert sorted(held["sections"]) == sorted(SHIPPED)
+    assert held["images"] >= len(SHIPPED) and held["opened"]
+    assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+    summary = (smollm2_replay.folder / "summary.md").read_text()
+    assert summary.startswith("# pytest-gaamas: embedded:smollm2") and "## Economic rationality" in summary
+
+
+def test_the_browser_check_catches_a_broken_report(tmp_path):
+    """The check above can fail: a missing image, a script error and a resource from elsewhere are caught."""
+    browser_or_skip()
+    page = tmp_path / "broken.html"
+    page.write_text('<!doctype html><html><body><details><summary>s</summary><pre>x</pre></details>'
+                    '<img src="missing.png" alt="gone"><script>undefined_function()</script>'
+                    '<link rel="stylesheet" href="https://cdn.example/x.css"></body></html>')  # fmt: skip
+    problems, _ = browser_problems(page)
+    assert any("figure not rendered: gone" in p for p in problems), problems
+    assert any("undefined_function" in p for p in problems), problems
+    assert any("https://cdn.example/x.css" in p for p in problems), problems
+
+
+def test_a_saved_run_makes_the_same_report_later(smollm2_replay, tmp_path):
+    run = tmp_path / "run.json.gz"
+    run.write_bytes(runlog.dumps(smollm2_replay.document, run))
+    done = subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", str(run), "-o", str(tmp_path / "later.html"),
+                           "--markdown", str(tmp_path / "later.md")], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0 and "wrote" in done.stdout, done.stderr
+    assert (tmp_path / "later.md").read_text() == (smollm2_replay.folder / "summary.md").read_text()
+    later, first = ((p).read_text() for p in (tmp_path / "later.html", smollm2_replay.folder / "report.html"))
+    assert later == first
+    missing = subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", "no-such-run", "--runs-dir", str(tmp_path)],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--gaamas-save" in missing.stderr
