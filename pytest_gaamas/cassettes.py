@@ -21,6 +21,7 @@ What keeps recordings safe:
 from __future__ import annotations
 
 import contextlib
+import gzip
 import copy
 import json
 import os
@@ -115,7 +116,8 @@ class SafePersister:
         try:
             if self.record_mode == "all" and not self.replace_recorded and path.is_file():
                 self._refuse_if_dropping(path, cassette_dict, serializer)
-            write_atomically(path, serialize(cassette_dict, serializer), what="cassette")
+            text = serialize(cassette_dict, serializer)
+            write_atomically(path, gzip.compress(text.encode("utf-8"), mtime=0) if is_compressed(path) else text, what="cassette")
         except GaamasError as error:
             self.error = error
 
@@ -135,7 +137,14 @@ class SafePersister:
 
 def held(cassette_dir: Path, folder: Path) -> set[str]:
     """The cassettes under ``folder``, as paths relative to ``cassette_dir`` (how items report theirs)."""
-    return {p.relative_to(cassette_dir).as_posix() for p in folder.rglob("*.yaml")} if folder.is_dir() else set()
+    if not folder.is_dir():
+        return set()
+    return {p.relative_to(cassette_dir).as_posix() for pattern in ("*.yaml", "*.yaml.gz") for p in folder.rglob(pattern)}
+
+
+def is_compressed(path: Path) -> bool:
+    """A cassette whose name ends in ``.gz`` is gzip-compressed YAML (``zcat`` shows it)."""
+    return path.name.endswith(".gz")
 
 
 def read_interactions(path: Path, serializer) -> tuple:
@@ -144,8 +153,9 @@ def read_interactions(path: Path, serializer) -> tuple:
         raise CassetteNotFoundError()
     hint = RESTORE_HINT.format(path=path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if is_compressed(path) else raw).decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as error:
         raise UnreadableFile(f"{path}: cannot read this cassette ({_reason(error)}); {hint}") from None
     if not text.strip():
         raise CassetteNotFoundError()

@@ -18,6 +18,7 @@ from . import __version__, cassettes, fidelity, runlog, safejson
 from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictMissed
 from .journal import Journal
 from .models import Model, slug
+from .models.reference import EVERY_GAME
 from .redact import redact_text
 from .play import Game, TrialRecord, fingerprint
 from .fidelity import Fidelity, HumanChoices
@@ -92,11 +93,12 @@ class Experiment:
 
     # -- playing ----------------------------------------------------------------------------------
 
-    def paths(self, recorded_as: str | None = None, variant: Mapping[str, Any] | None = None) -> ItemPaths:
+    def paths(self, recorded_as: str | None = None, variant: Mapping[str, Any] | None = None, compressed: bool = False) -> ItemPaths:
         """Where this item's exchanges are recorded and its trials journaled. ``recorded_as`` (a test
         function of this behaviour) and ``variant`` name another item whose cassette to share: the
         same game, seed and temperature make the same requests, so a criterion that spans several
-        cells replays them instead of asking the model again. The journal stays this item's own."""
+        cells replays them instead of asking the model again. The journal stays this item's own.
+        ``compressed``: the cassette is gzip-compressed YAML, ``<item>.yaml.gz`` (``zcat`` shows it)."""
         def name(stem: str, values) -> str:
             variant_part = "-".join(slug(str(v)) for v in values)
             return f"{stem}-{variant_part}" if variant_part else stem
@@ -107,7 +109,7 @@ class Experiment:
         model_dir = self.model.directory + self.settings.cassette_suffix
         journal = own if recorded == own else f"{own}--{recorded}"
         return ItemPaths(
-            cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml",
+            cassette=self.settings.cassette_dir / model_dir / self.behaviour / f"{recorded}.yaml{'.gz' if compressed else ''}",
             journal=self.settings.journal_dir / model_dir / self.behaviour / journal,
             model_meta=self.settings.cassette_dir / self.model.directory / "model.json",
             shared=recorded != own,
@@ -115,16 +117,20 @@ class Experiment:
 
     def play(
         self, game: Game, trials: int, *, temperature: float, generation: str = "actions",
-        recorded_as: str | None = None, variant: Mapping[str, Any] | None = None,
+        recorded_as: str | None = None, variant: Mapping[str, Any] | None = None, compressed: bool = False,
     ) -> list[TrialRecord]:  # fmt: skip
         """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded.
 
         ``generation="strategy"`` asks the model once for a Python function (the game's
         ``strategy()`` contract) and lets the function play the trials in a sandbox; an invalid
         strategy makes every trial invalid, with its reason. ``recorded_as`` and ``variant`` share
-        another item's cassette (see ``paths``).
+        another item's cassette (see ``paths``); ``compressed`` keeps the cassette gzip-compressed, for
+        behaviours whose recordings are large.
         """
-        paths = self.paths(recorded_as, variant)
+        paths = self.paths(recorded_as, variant, compressed)
+        kind = self.model.spec.removeprefix("reference:") if self.model.spec.startswith("reference:") else None
+        if kind is not None and kind not in getattr(game, "reference_kinds", EVERY_GAME):
+            pytest.skip(f"{self.model.spec} plays only the games that define it, not {getattr(game, 'name', 'this one')}")
         if generation == "strategy":
             records, asked = self._play_strategy(game, trials, temperature, paths)
         else:
@@ -302,8 +308,8 @@ class Experiment:
             model=self.model.spec,
             variant={"generation": "actions", **self.variant},
             metric=metric,
-            score=None if estimate.n == 0 else estimate.value,
-            ci=(None, None) if estimate.n == 0 else (estimate.low, estimate.high),
+            score=None if estimate.n == 0 or math.isnan(estimate.value) else estimate.value,
+            ci=(None, None) if estimate.n == 0 or math.isnan(estimate.value) else (estimate.low, estimate.high),
             n=estimate.n + invalid if n is None else n,
             invalid=invalid,
             passed=None if passed is None else bool(passed),

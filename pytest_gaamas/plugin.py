@@ -254,13 +254,17 @@ class GaamasSession:
         for path, module, what in views:
             if path is None:
                 continue
-            # matplotlib is loaded only when a report is asked for
-            render = importlib.import_module(f".{module}", __package__).render
             try:
+                # matplotlib is loaded only when a report is asked for
+                render = importlib.import_module(f".{module}", __package__).render
                 write_atomically(path, render(log), what=what)
                 self.views_written.append((what, path))
             except UnwritableOutput as error:
                 self.errors.append(str(error))
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            except Exception as error:  # a report that cannot be drawn must not lose the run or end in a traceback
+                kept = f"; the run log is in {self.settings.json_path}" if self.settings.json_path else ""
+                self.errors.append(f"cannot write the {what} {path} ({type(error).__name__}: {str(error)[:200]}){kept}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def _compare(self, session: pytest.Session, document: dict) -> None:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -213,7 +214,7 @@ def document(
     data: dict[str, Any] = {
         "format": FORMAT,
         "run": dict(run),
-        "scores": [s.to_json() for s in sorted(collector.scores, key=lambda s: s.test_id)],
+        "scores": finite([s.to_json() for s in sorted(collector.scores, key=lambda s: s.test_id)]),
         "references": [r.to_json() for r in sorted(_distinct(collector.references), key=lambda r: (r.table, r.label))],
         "tables": list(tables),
         "plays": {key: collector.plays[key].to_json() for key in sorted(collector.plays)},
@@ -221,8 +222,20 @@ def document(
         "findings": [{"test_id": t, "finding": f} for t, f in sorted(findings)],
     }
     if comparison is not None:
-        data["comparison"] = dict(comparison)
+        data["comparison"] = finite(dict(comparison))
     return data
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite number made null: JSON has no such numbers, and a
+    statistic that could not be computed (a test with no variance) is absent, not a number."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def _distinct(rows: Iterable[ReferenceRow]) -> list[ReferenceRow]:

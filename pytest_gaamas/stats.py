@@ -5,8 +5,8 @@ Intervals: Wilson for rates, a bias-corrected bootstrap for means, Newcombe's hy
 for a difference of rates, Welch's for a difference of means. Tests: a permutation test of the
 Wasserstein distance between two samples (any two distributions, ties and discreteness included),
 Fisher's exact test and Welch's t-test for a change between runs, the Cochran-Armitage test for a
-trend in a rate, two one-sided tests for the equivalence of two rates, and Holm's correction for
-many cells. Every resampling is seeded, so a replayed run prints the same table byte for byte.
+trend in a rate, two one-sided tests for the equivalence of two rates, the log-rank test of which
+societies survive longer, and Holm's correction for many cells. Every resampling is seeded, so a replayed run prints the same table byte for byte.
 """
 
 from __future__ import annotations
@@ -296,6 +296,26 @@ def trend_test(successes: Sequence[int], totals: Sequence[int], scores: Sequence
         return 0.0, 1.0  # no variation in the outcome or in the scores: no evidence of a trend
     z = t / math.sqrt(variance)
     return z, float(_scipy_stats.norm.sf(z))
+
+
+def survives_longer(first: Sequence[int], second: Sequence[int], horizon: int) -> tuple[float, float]:
+    """Do the societies of ``first`` survive longer than those of ``second``? Each value is the
+    rounds a society completed; one that completed all ``horizon`` rounds is censored there (it
+    might have lived on), one that did not collapsed in the round after. The log-rank test, one-sided:
+    (Z, p), Z positive where ``first`` lives longer. (NaN, 1.0) when there is nothing to tell apart:
+    no collapse at all, or every society of both collapsing in the same round."""
+    if not first or not second:
+        return math.nan, 1.0
+
+    def times(rounds: Sequence[int]):
+        collapsed = [r + 1 for r in rounds if r < horizon]
+        return _scipy_stats.CensoredData(uncensored=collapsed, right=[horizon] * (len(rounds) - len(collapsed)))
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=RuntimeWarning)  # no variance: said as NaN below
+        result = _scipy_stats.logrank(times(first), times(second), alternative="less")
+    z, p = float(result.statistic), float(result.pvalue)
+    return (math.nan, 1.0) if math.isnan(z) or math.isnan(p) else (-z, p)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -12,7 +12,10 @@ KINDS = {
     "rational": "plays the game-theoretic (or utility-maximising) answer",
     "random": "chooses uniformly at random among the legal answers",
     "human": "answers with a real person's choice from the human data",
+    "sustainable": "takes its equal share of what a shared resource regrows, and proposes that share as the norm (the commons)",
 }
+#: The agents every game has; a game with others (the commons' sustainable agent) lists its own.
+EVERY_GAME = ("rational", "random", "human")
 
 
 class ReferenceAgent(Model):
