@@ -22,6 +22,8 @@ PANEL_SIZE = (4.8, 3.3)
 MAX_COLUMNS = 3
 PEOPLE_COLOUR = "0.45"
 REFERENCE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)))
+MODEL_LINES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
+MODEL_MARKERS = ("o", "s", "^", "D")
 
 
 @dataclass
@@ -40,6 +42,18 @@ class _Point:
     figure: Figure
     score: Score
     series: str
+    #: What the series' colour stands for: its variant (the model's when it has none).
+    variant: str
+
+
+@dataclass(frozen=True)
+class _Style:
+    """A series' colour (its variant) and line style (its model): eight variants of three models
+    stay apart where ten colours could not."""
+
+    color: str
+    linestyle: str
+    marker: str
 
 
 def _pyplot():
@@ -63,13 +77,15 @@ def draw_run(scores: Sequence[Score], model_order: Sequence[str] = ()) -> list[D
 
 
 def _series_names(members: Sequence[tuple[Figure, Score]], model_order: Sequence[str]) -> list[_Point]:
+    """A series per model and variant: the figure's ``series`` label (or the generation, where the
+    figure has several), after the model's name where the figure has several models."""
     generations = {s.generation for _, s in members}
+    models = {s.model for _, s in members}
     points = []
     for figure, score in members:
-        name = figure.series or score.model
-        if len(generations) > 1 and not figure.series:
-            name = f"{name}, {score.generation}"
-        points.append(_Point(figure, score, name))
+        label = figure.series or (score.generation if len(generations) > 1 else "")
+        name = ", ".join(part for part in (score.model if len(models) > 1 or not label else "", label) if part)
+        points.append(_Point(figure, score, name, label or score.model))
     rank = {m: i for i, m in enumerate(model_order)}
     points.sort(key=lambda p: (rank.get(p.score.model, len(rank)), generation_rank(p.score.generation), p.score.row_rank))
     return points
@@ -90,8 +106,10 @@ def _draw(behaviour: str, title: str, members: Sequence[tuple[Figure, Score]], m
     columns = min(MAX_COLUMNS, len(panels))
     rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(PANEL_SIZE[0] * columns, PANEL_SIZE[1] * rows), squeeze=False)
-    series = list(dict.fromkeys(p.series for p in points))
-    colours = {name: f"C{i % 10}" for i, name in enumerate(series)}
+    variants = list(dict.fromkeys(p.variant for p in points))
+    models = list(dict.fromkeys(p.score.model for p in points))
+    colours = {p.series: _Style(f"C{variants.index(p.variant) % 10}", MODEL_LINES[models.index(p.score.model) % len(MODEL_LINES)],
+                                MODEL_MARKERS[models.index(p.score.model) % len(MODEL_MARKERS)]) for p in points}  # fmt: skip
     draw = {VIOLIN: _violins, INTERVAL: _intervals, LINE: _lines, CURVE: _curves}[kind]
     missing: list[str] = []
     for index, panel in enumerate(panels):
@@ -112,7 +130,7 @@ def _draw(behaviour: str, title: str, members: Sequence[tuple[Figure, Score]], m
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    legend_columns = max(1, min(len(legend), int(fig.get_figwidth() // 2.3)))
+    legend_columns = max(1, min(len(legend), int(fig.get_figwidth() // 2.8)))
     legend_rows = math.ceil(len(legend) / legend_columns)
     fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=legend_columns, frameon=False)
     fig.suptitle(title, fontsize=10)
@@ -175,7 +193,7 @@ def _violins(ax, points: Sequence[_Point], colours) -> list[str]:
                 ax.text(x, 0.5, "no valid\nanswer", transform=ax.get_xaxis_transform(), ha="center", va="center", fontsize=6, color="0.4")
                 missing.append(f"{name} at {category}")
                 continue
-            _violin(ax, x, sample, colours[name], 0.8 / slots, name if name not in labelled else None)
+            _violin(ax, x, sample, colours[name].color, 0.8 / slots, name if name not in labelled else None)
             labelled.add(name)
         if people_name:
             values = people.SOURCES[people_name]()
@@ -216,7 +234,7 @@ def _intervals(ax, points: Sequence[_Point], colours) -> list[str]:
             xs.append(x), ys.append(p.score.score)
             lows.append(max(0.0, p.score.score - low)), highs.append(max(0.0, high - p.score.score))
         if xs:
-            ax.errorbar(xs, ys, yerr=[lows, highs], fmt="o", color=colours[name], markersize=4, capsize=3, label=name)
+            ax.errorbar(xs, ys, yerr=[lows, highs], fmt=colours[name].marker, color=colours[name].color, markersize=4, capsize=3, label=name)
     ax.set_xticks(range(len(categories)), categories, rotation=20 if sum(map(len, categories)) > 40 else 0)
     ax.set_xlim(-0.5, len(categories) - 0.5)
     _references(ax, points)
@@ -235,8 +253,9 @@ def _lines(ax, points: Sequence[_Point], colours) -> list[str]:
         ys = [p.score.score for p in drawn]
         lows = [p.score.score if p.score.ci[0] is None else p.score.ci[0] for p in drawn]
         highs = [p.score.score if p.score.ci[1] is None else p.score.ci[1] for p in drawn]
-        ax.plot(xs, ys, marker="o", markersize=3, color=colours[name], label=name)
-        ax.fill_between(xs, lows, highs, color=colours[name], alpha=0.2, linewidth=0)
+        style = colours[name]
+        ax.plot(xs, ys, marker=style.marker, markersize=3, color=style.color, linestyle=style.linestyle, label=name)
+        ax.fill_between(xs, lows, highs, color=style.color, alpha=0.12, linewidth=0)
     curves: dict[str, dict[float, float]] = {}
     for p in points:
         for label, value in p.figure.references.items():
@@ -255,7 +274,7 @@ def _curves(ax, points: Sequence[_Point], colours) -> list[str]:
             ax.text(0.5, 0.5, f"{p.series}:\nno valid strategy", transform=ax.transAxes, ha="center", va="center", fontsize=7, color="0.4")
             continue
         xs, ys = zip(*sorted(p.figure.curve))
-        ax.step(xs, ys, where="post", color=colours[p.series], label=p.series)
+        ax.step(xs, ys, where="post", color=colours[p.series].color, linestyle=colours[p.series].linestyle, label=p.series)
     people_name = next((p.figure.people for p in points if p.figure.people), "")
     if people_name:
         thresholds = sorted(people.SOURCES[people_name]())

@@ -39,7 +39,8 @@ class Figure:
     #: A category (violin, interval) or a number (line).
     x: str | float = ""
     x_axis: str = ""
-    #: The legend's entry; empty: the model, with its generation where the figure has more than one.
+    #: The series within a model (a number of messages, an ablation), shown after the model's name
+    #: and coloured alike across models; empty: the generation, where the figure has several.
     series: str = ""
     #: Reference values by label: a horizontal line, or (line) the reference curve's point at ``x``.
     references: Mapping[str, float] = field(default_factory=dict)

@@ -97,7 +97,7 @@ def report_series(
             figure = Figure(
                 title=f"{title}: {measure} per round", kind=LINE, axis=f"{measure} [95% CI]",
                 panel="" if series_label else f"{column}, {generation}", x=s.round, x_axis="round",
-                series=f"{gaamas.model.spec}, {series_label}" if series_label else "", references=values,
+                series=series_label, references=values,
                 limits=RATE if estimate.kind == "rate" else None, note=note,
             )  # fmt: skip
             gaamas.score(
