@@ -1,0 +1,327 @@
+"""A society of agents around a common pool: harvest, punishment, social learning and voted norms
+(Gupta, Zhong, Yakura, Eisenmann & Rahwan; GovSim, Piatti et al. 2024, "Cooperate or Collapse").
+
+The choices, each an experimental economist's:
+
+- **The pool.** A lake of fish that regrows between rounds by a fixed factor, capped at its capacity
+  (GovSim's rule, which doubles: ``regrowth`` 2.0; here 1.5 is the *harsh* lake and 2.0 the *rich*
+  one). It starts full, at ``capacity`` 100. The pool's dynamics are never stated to the agents, as
+  in the seed: they see the lake before and after each round and infer the rest.
+- **The sustainable share.** What the village may take in a round and have the lake regrow to where
+  it stood: ``lake * (1 - 1 / regrowth)`` (GovSim's half of the lake when it doubles), shared equally
+  among the villagers still there. Harvest is scored relative to it.
+- **Needs, stores, leaving.** N villagers (4) each start with ``start_store`` fish and eat ``need``
+  fish a round from their store after the harvest; a villager whose store cannot feed them leaves
+  for good (their store is lost). A boat holds at most ``max_catch`` fish a round, and when the
+  village asks for more than the lake holds, each fish goes to a requester drawn at random (seeded by
+  the trial), as GovSim assigns them.
+- **Collapse.** The society collapses when fewer than ``collapse_below`` fish (5, GovSim's) are left
+  after a harvest, or when one villager or none is left; otherwise it lives at most ``rounds``
+  rounds (10). Survival time is the number of rounds it completed.
+- **No rewards.** No prompt states points or a payoff to maximise: a villager sees its store, the
+  lake, what everyone caught, who punished whom, who left, and the norm.
+- **Modules**, each can be switched off:
+  *harvest and consumption* (always);
+  *punishment* (after the catches are seen, each villager may punish one other: it costs the
+  punisher ``punish_cost`` fish and takes ``punish_strength`` from the punished, never below zero);
+  *social learning* (each villager states its strategy in a sentence with its catch; from round 2
+  each is shown the stated strategy of the villager with the largest store, who is named, and may
+  adopt it);
+  *group decision* (at the start of each round each villager proposes a cap on each one's catch; the
+  proposals are ballots and the median wins, the Condorcet winner for single-peaked preferences over
+  one number; the cap is announced before the harvest and its breaches are public).
+  One JSON answer per villager per phase: at most three requests per villager per round.
+- **Own view only.** Each request is built from what that villager may know: its own store, its own
+  catch, its memory of the last three rounds, and what is public (the lake, catches, punishments,
+  departures, proposals, the cap, and the learning module's one strategy). No other villager's
+  store, strategy or prompt ever enters it. Each request is one fresh prompt (system and user), not
+  a growing conversation: the memory stands in for it.
+- **Personas** (the starting point, the seed's): *selfish* ("you look after yourself first"),
+  *altruistic* ("you care for the whole village"), or *mixed* (half each, alternating).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import answers
+from ..play import Decision, Trial
+
+NAMES = ("Ana", "Ben", "Cleo", "Dev", "Eli")
+MODULES = ("punishment", "social learning", "group decision")
+REGROWTH = {"harsh": 1.5, "rich": 2.0}
+PERSONAS = {
+    "selfish": "You look after yourself first: you want your own store of fish to be as large as it can be.",
+    "altruistic": "You care for the whole village: you want every villager, you among them, to eat for as long as possible.",
+}
+STRATEGY_CHARACTERS = 160
+#: Past rounds a villager is reminded of in each request (each request is a fresh prompt, not a
+#: conversation, so that a society of 4 over 10 rounds costs what 120 short requests cost).
+MEMORY_ROUNDS = 3
+NOBODY = "nobody"
+
+SYSTEM_PROMPT = (
+    "You are {me}, one of {count} villagers who live from the fish of a shared lake. {persona} Each round every "
+    "villager catches between 0 and {max_catch} fish, which go to their own store. After the catch, each villager eats "
+    "{need} fish from their store; a villager whose store cannot feed them leaves the village for good. The lake's "
+    "fish regrow between rounds, up to {capacity}. The village lives at most {rounds} rounds."
+)
+
+
+def persona_of(personas: str, index: int) -> str:
+    if personas == "mixed":
+        return ("selfish", "altruistic")[index % 2]
+    return personas
+
+
+def gini(values: Sequence[float]) -> float:
+    """The Gini coefficient of ``values`` (0: all equal; 1 - 1/n: one holds everything); 0 when all are 0."""
+    ordered = sorted(values)
+    total = sum(ordered)
+    if not ordered or total <= 0:
+        return 0.0
+    n = len(ordered)
+    return sum((2 * (i + 1) - n - 1) * v for i, v in enumerate(ordered)) / (n * total)
+
+
+@dataclass(frozen=True)
+class Commons:
+    environment: str = "harsh"
+    personas: str = "mixed"
+    modules: tuple[str, ...] = MODULES
+    villagers: int = 4
+    rounds: int = 10
+    capacity: int = 100
+    max_catch: int = 30
+    need: int = 4
+    start_store: int = 8
+    punish_cost: int = 1
+    punish_strength: int = 4
+    collapse_below: int = 5
+    name: str = "the commons"
+    reference_kinds: tuple[str, ...] = field(default=("rational", "random", "sustainable"))
+
+    def __post_init__(self) -> None:
+        if self.environment not in REGROWTH:
+            raise ValueError(f"environment is one of {', '.join(REGROWTH)}, got {self.environment!r}")
+        if self.personas not in (*PERSONAS, "mixed"):
+            raise ValueError(f"personas are selfish, altruistic or mixed, got {self.personas!r}")
+        unknown = set(self.modules) - set(MODULES)
+        if unknown or not 2 <= self.villagers <= len(NAMES):
+            raise ValueError(f"modules are among {', '.join(MODULES)} and 2-{len(NAMES)} villagers")
+
+    @property
+    def regrowth(self) -> float:
+        return REGROWTH[self.environment]
+
+    def sustainable_total(self, lake: float) -> float:
+        """The most the village can take from ``lake`` and have it regrow to where it was."""
+        return lake * (1 - 1 / self.regrowth)
+
+    def fingerprint(self) -> Mapping[str, Any]:
+        fields = {k: v for k, v in vars(self).items() if k != "reference_kinds"}
+        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS}
+
+    def system(self, index: int) -> str:
+        return SYSTEM_PROMPT.format(
+            me=NAMES[index], count=self.villagers, persona=PERSONAS[persona_of(self.personas, index)], max_catch=self.max_catch,
+            need=self.need, capacity=self.capacity, rounds=self.rounds,
+        )  # fmt: skip
+
+    # -- the society ----------------------------------------------------------------------------------
+
+    def play(self, trial: int) -> Trial:
+        rng = random.Random(f"commons:{trial}")  # the allocation of a short lake, the same for every model
+        names = NAMES[: self.villagers]
+        stores = {n: float(self.start_store) for n in names}
+        strategies = {n: "" for n in names}
+        alive = list(names)
+        lake = float(self.capacity)
+        memory = {n: [] for n in names}  # each villager's summary of each past round, as it saw it
+        history: list[dict[str, Any]] = []
+        invalid = {"cap": 0, "catch": 0, "punish": 0}
+        survived, collapse = self.rounds, None
+        for round_number in range(1, self.rounds + 1):
+            record: dict[str, Any] = {"round": round_number, "lake": lake, "alive": list(alive),
+                                      "sustainable_total": self.sustainable_total(lake)}  # fmt: skip
+            seen = ""  # what happened so far this round, public
+            cap = None
+            if "group decision" in self.modules:
+                proposals = {}
+                for name in alive:
+                    answer = yield self._ask(name, memory, seen, stores, round_number, lake, "cap", (
+                        f"Before fishing, the village votes on a cap: the most fish each villager may catch this round. "
+                        f"The median of all proposals wins. Answer in JSON: {{\"cap\": a number from 0 to {self.max_catch}}}"))  # fmt: skip
+                    if answer.valid:
+                        proposals[name] = answer.value
+                    else:
+                        invalid["cap"] += 1
+                if proposals:
+                    cap = statistics.median_low(sorted(proposals.values()))
+                public = ", ".join(f"{n} {v:g}" for n, v in proposals.items()) or "none readable"
+                seen += f"Proposed caps: {public}. The village's cap this round: {'none' if cap is None else f'{cap:g} fish each'}.\n"
+                record.update(proposals=proposals, cap=cap)
+
+            learning = ""
+            if "social learning" in self.modules and round_number > 1:
+                best = max(alive, key=lambda n: (stores[n], -names.index(n)))
+                if strategies[best]:
+                    learning = f'The villager with the largest store now is {best}, whose strategy is: "{strategies[best]}" You may adopt it.\n'
+                record["model_strategy"] = {"of": best, "strategy": strategies[best]}
+            wanted = {}
+            for name in alive:
+                answer = yield self._ask(name, memory, seen, stores, round_number, lake, "catch", (
+                    f"{learning}How many fish do you catch this round? Answer in JSON: "
+                    f'{{"catch": a number from 0 to {self.max_catch}, "strategy": "your strategy, in one sentence"}}'))  # fmt: skip
+                if answer.valid:
+                    wanted[name], strategies[name] = answer.value
+                else:
+                    wanted[name] = 0
+                    invalid["catch"] += 1
+            caught = self._allocate(wanted, lake, rng)
+            before = lake
+            lake -= sum(caught.values())
+            for name in alive:
+                stores[name] += caught[name]
+            breaches = [n for n in alive if cap is not None and caught[n] > cap]
+            catches = ", ".join(f"{n} {caught[n]:g}" for n in alive)
+            seen += (f"The catches: {catches}; the lake went down from {before:g} to {lake:g} fish."
+                     + (f" Over the cap: {', '.join(breaches)}." if breaches else "") + "\n")  # fmt: skip
+            record.update(wanted=wanted, caught=caught, breaches=breaches, after_harvest=lake)
+
+            punishments = []
+            if "punishment" in self.modules and len(alive) > 1:
+                for name in alive:
+                    others = [n for n in alive if n != name]
+                    options = " or ".join(f'"{n}"' for n in (*others, NOBODY))
+                    answer = yield self._ask(name, memory, seen, stores, round_number, lake, "punish", (
+                        f"You may punish one villager for this round: it costs you {self.punish_cost} fish from your store "
+                        f"and takes {self.punish_strength} from theirs. Answer in JSON: {{\"punish\": {options}}}"),
+                        options=(*others, NOBODY))  # fmt: skip
+                    if not answer.valid:
+                        invalid["punish"] += 1
+                    elif answer.value != NOBODY and stores[name] >= self.punish_cost:
+                        punishments.append((name, answer.value))
+                for punisher, target in punishments:
+                    stores[punisher] -= self.punish_cost
+                    stores[target] = max(0.0, stores[target] - self.punish_strength)
+                seen += f"Punishments: {', '.join(f'{p} punished {t}' for p, t in punishments) or 'none'}.\n"
+            record["punishments"] = [list(p) for p in punishments]
+
+            leaving = []
+            for name in list(alive):
+                stores[name] -= self.need
+                if stores[name] < 0:
+                    stores[name] = 0.0
+                    alive.remove(name)
+                    leaving.append(name)
+            if leaving:
+                seen += f"{', '.join(leaving)} could not eat and left the village.\n"
+            record.update(left=leaving, stores_after=dict(stores))
+            history.append(record)
+            if lake < self.collapse_below:
+                survived, collapse = round_number - 1, "the lake is exhausted"
+                break
+            if len(alive) <= 1:
+                survived, collapse = round_number - 1, "one villager or none is left"
+                break
+            regrown = min(float(self.capacity), lake * self.regrowth)
+            seen += f"Between rounds the lake regrew from {lake:g} to {regrown:g} fish.\n"
+            for name in alive:  # what each remembers of the round: the public record, and its own catch
+                memory[name].append(f"Round {round_number} (you caught {caught[name]:g}):\n{seen}")
+            lake = regrown
+            record["regrown"] = lake
+        return self._outcome(history, stores, survived, collapse, invalid)
+
+    def _ask(self, name, memory, seen, stores, round_number, lake, phase, question, options=()) -> Decision:
+        index = NAMES.index(name)
+        remembered = "".join(memory[name][-MEMORY_ROUNDS:])
+        text = (("What you remember of the last rounds:\n" + remembered if remembered else "")
+                + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. Your store: {stores[name]:g} fish.\n"
+                + seen + question)  # fmt: skip
+        schema, read = self._form(phase, options)
+        situation = {"phase": phase, "me": name, "round": round_number, "lake": lake, "store": stores[name],
+                     "villagers": self.villagers, "options": list(options)}  # fmt: skip
+        messages = ({"role": "system", "content": self.system(index)}, {"role": "user", "content": text})
+        return Decision(messages, schema, answers.reader(read), situation)
+
+    def _form(self, phase: str, options: Sequence[str]):
+        if phase == "cap":
+            return answers.object_schema(cap={"type": "number", "minimum": 0, "maximum": self.max_catch}), \
+                lambda obj: answers.bounded(obj, "cap", 0, self.max_catch)  # fmt: skip
+        if phase == "catch":
+            schema = answers.object_schema(catch={"type": "number", "minimum": 0, "maximum": self.max_catch},
+                                           strategy={"type": "string", "maxLength": STRATEGY_CHARACTERS})  # fmt: skip
+
+            def read(obj):
+                strategy = obj.get("strategy", "")
+                strategy = strategy.strip()[:STRATEGY_CHARACTERS] if isinstance(strategy, str) else ""
+                return answers.bounded(obj, "catch", 0, self.max_catch), strategy
+
+            return schema, read
+        return answers.object_schema(punish=answers.one_of(tuple(options))), lambda obj: answers.choice(obj, "punish", tuple(options))
+
+    def _allocate(self, wanted: Mapping[str, float], lake: float, rng: random.Random) -> dict[str, float]:
+        """Each villager gets what they asked for while the lake holds it; if it holds less than all
+        ask, whole fish go one at a time to a requester drawn at random, as GovSim assigns them."""
+        total = sum(wanted.values())
+        if total <= lake:
+            return dict(wanted)
+        caught = {n: 0.0 for n in wanted}
+        left = {n: float(v) for n, v in wanted.items()}
+        remaining = int(lake)
+        while remaining > 0:
+            asking = [n for n in wanted if left[n] >= 1]
+            if not asking:
+                break
+            chosen = rng.choice(asking)
+            caught[chosen] += 1
+            left[chosen] -= 1
+            remaining -= 1
+        return caught
+
+    def _outcome(self, history, stores, survived, collapse, invalid) -> dict[str, Any]:
+        ratios = [sum(r["caught"].values()) / r["sustainable_total"] for r in history if r["sustainable_total"] > 0]
+        agent_rounds = sum(len(r["alive"]) for r in history)
+        capped = [r for r in history if r.get("cap") is not None]
+        return {
+            "valid": True,
+            "survived_rounds": survived,
+            "survived": survived == self.rounds,
+            "collapse": collapse,
+            "harvest_ratio": sum(ratios) / len(ratios) if ratios else 0.0,
+            "gini": gini(list(stores.values())),
+            "punishment_rate": (sum(len(r["punishments"]) for r in history) / agent_rounds
+                                if "punishment" in self.modules and agent_rounds else None),  # fmt: skip
+            "norm_kept": sum(not r["breaches"] for r in capped) / len(capped) if capped else None,
+            "invalid": invalid,
+            "rounds": history,
+            "final_stores": dict(stores),
+        }
+
+    # -- reference agents -------------------------------------------------------------------------------
+
+    def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        phase = situation["phase"]
+        share = self.sustainable_total(situation["lake"]) / situation["villagers"]
+        if agent == "rational":  # the tragedy: myopic and selfish, it takes all a boat holds and never pays to punish
+            return _reply(phase, float(self.max_catch), "Catch as much as I can.", NOBODY)
+        if agent == "sustainable":  # its equal share of what regrows, and the same as the norm it proposes
+            fair = float(int(share))
+            return _reply(phase, fair, f"Catch {fair:g}, my share of what the lake regrows.", NOBODY)
+        if agent == "random":
+            options = situation["options"] or [NOBODY]
+            return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options))
+        raise ValueError(f"no reference agent {agent!r} for {self.name}")
+
+
+def _reply(phase: str, amount: float, strategy: str, punish: str) -> str:
+    if phase == "cap":
+        return answers.dump({"cap": amount})
+    if phase == "catch":
+        return answers.dump({"catch": amount, "strategy": strategy})
+    return answers.dump({"punish": punish})
