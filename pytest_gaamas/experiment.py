@@ -156,9 +156,11 @@ class Experiment:
         self.collector.play(item, play)
 
     def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> tuple[list[TrialRecord], TrialRecord]:
-        if self.model.spec == "reference:human":
-            pytest.skip("reference:human: people's choices are data, not code; no human strategies exist")
         contract = game.strategy()
+        kind = self.model.spec.removeprefix("reference:") if self.model.spec.startswith("reference:") else None
+        if kind is not None and kind not in contract.references:
+            why = "people's choices are data, not code; no human strategies exist" if kind == "human" else "it writes no strategy"
+            pytest.skip(f"{self.model.spec}: {why}")
         asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]
         if asked.outcome["valid"]:
             try:
@@ -359,9 +361,11 @@ class Experiment:
             cells |= {
                 "model mean": f"{result.model_mean:.3g}",
                 "human mean": f"{result.human_mean:.3g}",
-                "difference [95% CI]": cell(result.difference, 3 if humans.tolerance < 1 else 1),
+                "difference [90% CI]": cell(result.difference, 3 if humans.tolerance < 1 else 1),
+                "aggregate (mean within margin)": f"{result.aggregate} (+-{unit}{humans.mean_margin:g})",
                 "Wasserstein [upper 95%]": f"{unit}{test.distance:.3g} [{unit}{test.upper:.3g}]",
                 "p same as people": p_value_text(test.p_value),
+                "two levels": result.levels,
             }
         self.score(
             table=fidelity.TABLE,
@@ -377,7 +381,8 @@ class Experiment:
                 "choices": list(values),
                 "humans": {"n": len(humans.values), "source": humans.source, "tolerance": humans.tolerance},
                 **({"p_value": result.test.p_value, "test": result.test.statistic, "verdict": result.verdict,
-                    "difference_of_means": result.difference.as_json()} if result else {}),
+                    "difference_of_means_90": result.difference.as_json(), "aggregate": result.aggregate,
+                    "mean_margin": humans.mean_margin, "paradox": result.paradox, "levels": result.levels} if result else {}),
             },  # fmt: skip
             row={"choice": label},
             worse="up",

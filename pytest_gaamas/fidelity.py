@@ -1,5 +1,12 @@
-"""Fidelity to people at the level of individual choices: is the model's distribution of choices the
-one people produce, not only its average?
+"""Fidelity to people at two levels: is the model's average what people's is, and is its distribution
+of choices the one people produce? A model can pass the first and fail the second (the seed's
+paradox: plausible in aggregate, unfaithful in person), and the comparison says so.
+
+Aggregate fidelity: two one-sided tests at 5% that the model's mean is people's within the choice's
+``mean_margin`` ($15 of $100, 0.1 of a CCEI, 0.35 of the share accepting an offer): the 90% Welch
+interval of the difference of means lies inside it ("plausible"), or not ("not shown"). The margins
+are what 30 choices can show, about two thirds of people's standard deviation: 30 choices drawn from
+people themselves are plausible 95-98% of the time (1,000 draws each).
 
 Each comparison sets the model's valid choices against the individual choices of real people in the
 same game (``pytest_gaamas.data``): the difference of means with Welch's interval, the Wasserstein
@@ -9,6 +16,10 @@ distance with its upper 95% bound, and a permutation test of "same distribution"
 - ``faithful``: it does not, and the upper 95% bound of the distance is within the tolerance, so the
   data say the model is both indistinguishable from people and close to them;
 - ``inconclusive``: neither (too few valid choices to say).
+
+Both levels are reported side by side, and a choice plausible in aggregate and unfaithful in person
+is flagged. An agent that always makes people's average choice (``reference:average``) is tested to
+be flagged so, and ``reference:human`` to be faithful at both levels.
 
 The tolerances are what 30 choices can show: 30 choices drawn from the people themselves stay
 within them about 95% of the time ($15 of $100 for amounts, 0.1 for a CCEI, 0.25 for the share
@@ -27,9 +38,13 @@ from . import stats
 from .data import ckms2014_subjects, moblab_dictator_gifts, moblab_ultimatum_strategies
 from .metrics import ccei
 
-TABLE = "Fidelity to humans: the model's individual choices against people's"
-#: The verdict column of this table says faithful, unfaithful or inconclusive (Score.verdict_label).
-COLUMNS = ("model mean", "human mean", "difference [95% CI]", "Wasserstein [upper 95%]", "p same as people", "n", "invalid")
+TABLE = "Fidelity to humans at two levels: the model's mean, and its individual choices, against people's"
+#: The verdict column of this table says faithful, unfaithful or inconclusive in person (Score.verdict_label).
+COLUMNS = (
+    "model mean", "human mean", "difference [90% CI]", "aggregate (mean within margin)", "Wasserstein [upper 95%]",
+    "p same as people", "two levels", "n", "invalid",
+)  # fmt: skip
+PARADOX = "FLAG: plausible in aggregate, unfaithful in person"
 ALPHA = 0.05
 
 
@@ -43,19 +58,41 @@ class HumanChoices:
     tolerance: float  # the largest distance, in the choice's units, still called close
     unit: str  # "$" for dollars, "" for shares and indices
     source: str
+    #: The largest difference of means still called equivalent, in the choice's units.
+    mean_margin: float = 0.0
 
 
 @dataclass(frozen=True)
 class Fidelity:
     verdict: str
     test: stats.DistributionTest
+    #: The model's mean minus people's, with its 90% interval: the two one-sided tests' interval.
     difference: stats.Estimate
     model_mean: float
     human_mean: float
+    #: The aggregate verdict: the difference of means within the margin.
+    plausible_in_aggregate: bool = False
 
     @property
     def faithful(self) -> bool:
         return self.verdict == "faithful"
+
+    @property
+    def aggregate(self) -> str:
+        return "plausible" if self.plausible_in_aggregate else "not shown"
+
+    @property
+    def paradox(self) -> bool:
+        """The seed's warning: an average like people's from choices unlike theirs."""
+        return self.plausible_in_aggregate and self.verdict == "unfaithful"
+
+    @property
+    def levels(self) -> str:
+        if self.paradox:
+            return PARADOX
+        if self.plausible_in_aggregate and self.faithful:
+            return "faithful at both levels"
+        return f"aggregate {self.aggregate}, in person {self.verdict}"
 
 
 def explain(result: Fidelity | None, humans: HumanChoices) -> str:
@@ -74,24 +111,26 @@ def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | N
         verdict = "faithful"
     else:
         verdict = "inconclusive"
+    difference = stats.mean_difference(model_values, humans.values, confidence=1 - 2 * ALPHA)
+    plausible = difference.n > 0 and -humans.mean_margin < difference.low and difference.high < humans.mean_margin
     return Fidelity(
-        verdict, test, stats.mean_difference(model_values, humans.values),
-        statistics.fmean(model_values), statistics.fmean(humans.values),
+        verdict, test, difference, statistics.fmean(model_values), statistics.fmean(humans.values), plausible,
     )  # fmt: skip
 
 
 def criterion(humans: HumanChoices) -> str:
     return (
-        f"fidelity ({humans.choice}, {len(humans.values):,} people): faithful when the "
+        f"fidelity ({humans.choice}, {len(humans.values):,} people): faithful in person when the "
         f"{stats.distribution_test_name(humans.discrete)} keeps 'same distribution as people' at {ALPHA:g} and the upper "
-        f"95% bound of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}"
+        f"95% bound of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}; plausible in aggregate when the "
+        f"90% interval of the difference of means lies within +-{humans.unit}{humans.mean_margin:g} (two one-sided tests)"
     )
 
 
 @lru_cache(maxsize=1)
 def dictator_kept() -> HumanChoices:
     return HumanChoices(
-        "dictator: $ kept", tuple(100 - g for g in moblab_dictator_gifts()), discrete=True, tolerance=15, unit="$",
+        "dictator: $ kept", tuple(100 - g for g in moblab_dictator_gifts()), discrete=True, tolerance=15, unit="$", mean_margin=15,
         source="MobLab first-round one-shot dictator games of $100 (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
     )  # fmt: skip
 
@@ -100,7 +139,7 @@ def dictator_kept() -> HumanChoices:
 def ultimatum_kept() -> HumanChoices:
     return HumanChoices(
         "ultimatum proposer: $ kept", tuple(100 - p.offer for p in moblab_ultimatum_strategies()), discrete=True,
-        tolerance=15, unit="$", source=ULTIMATUM_SOURCE,
+        tolerance=15, unit="$", mean_margin=15, source=ULTIMATUM_SOURCE,
     )  # fmt: skip
 
 
@@ -110,7 +149,7 @@ def ultimatum_accepts(offer: float) -> HumanChoices:
     return HumanChoices(
         f"ultimatum responder: accepts ${offer:g}",
         tuple(float(p.smallest_accepted <= offer) for p in moblab_ultimatum_strategies()),
-        discrete=True, tolerance=0.25, unit="", source=ULTIMATUM_SOURCE,
+        discrete=True, tolerance=0.25, unit="", mean_margin=0.35, source=ULTIMATUM_SOURCE,
     )  # fmt: skip
 
 
@@ -119,7 +158,7 @@ def portfolio_ccei() -> HumanChoices:
     """The CCEI of each CKMS subject, computed here from their 25 choices on the same budgets."""
     return HumanChoices(
         "portfolio: CCEI", tuple(ccei(s.prices, s.choices) for s in ckms2014_subjects()), discrete=False,
-        tolerance=0.1, unit="", source="Choi, Kariv, Mueller & Silverman (2014), AER 104(6), 1,182 subjects, 25 budgets",
+        tolerance=0.1, unit="", mean_margin=0.1, source="Choi, Kariv, Mueller & Silverman (2014), AER 104(6), 1,182 subjects, 25 budgets",
     )  # fmt: skip
 
 

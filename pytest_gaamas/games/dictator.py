@@ -21,12 +21,25 @@ def read_share(obj: dict[str, Any]) -> float:
     return answers.bounded(obj, "my_share", 0, PIE)
 
 
+#: The agents that play the games with people's data: ``average`` always makes people's mean
+#: choice, which is plausible in aggregate and unfaithful in person (pytest_gaamas.fidelity).
+WITH_AVERAGE = ("rational", "random", "human", "average")
+
+
+def people_mean_kept(source: str) -> float:
+    """People's mean of dollars kept, to the dollar, as an agent would say it."""
+    from .. import people  # people's figures import the data this module's games play
+
+    return float(round(people.mean(source).value))
+
+
 @dataclass(frozen=True)
 class DictatorGame(OneShotGame):
     role: str
     name: str = "dictator"
     has_human_data: bool = True
     schema = SHARE_SCHEMA
+    reference_kinds = WITH_AVERAGE
 
     rules = (
         f"You are the dictator in a one-shot dictator game. You have ${PIE} to split between yourself and "
@@ -53,6 +66,8 @@ class DictatorGame(OneShotGame):
             return {"my_share": PIE}  # a self-interested dictator keeps everything
         if agent == "random":
             return {"my_share": rng.randint(0, PIE)}
+        if agent == "average":
+            return {"my_share": people_mean_kept("MobLab dictators: $ kept of $100")}
         return {"my_share": PIE - rng.choice(moblab_dictator_gifts())}
 
 
@@ -173,6 +188,11 @@ class UltimatumGame(OneShotGame):
     has_human_data: bool = True
 
     @property
+    def reference_kinds(self) -> tuple[str, ...]:
+        """People's mean answer is a choice for the proposer; a responder accepts or rejects."""
+        return WITH_AVERAGE if self.role == "proposer" else WITH_AVERAGE[:-1]
+
+    @property
     def schema(self):
         if self.role == "proposer":
             return SHARE_SCHEMA
@@ -236,6 +256,8 @@ class UltimatumGame(OneShotGame):
                 return {"my_share": PIE - 1}  # subgame perfection: offer the smallest positive amount
             if agent == "random":
                 return {"my_share": rng.randint(0, PIE)}
+            if agent == "average":
+                return {"my_share": people_mean_kept("MobLab ultimatum proposers: $ kept of $100")}
             return {"my_share": PIE - rng.choice(moblab_ultimatum_strategies()).offer}
         if agent == "rational":
             return {"decision": "accept"}  # something beats nothing

@@ -46,6 +46,6 @@ class OneShotGame:
         return {"valid": True, **self.outcome(trial, answer.value)}
 
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
-        if agent not in ("rational", "random", "human"):
+        if agent not in getattr(self, "reference_kinds", ("rational", "random", "human")):
             raise ValueError(f"no reference agent {agent!r} for {self.name}")
         return answers.dump(self.reference_answer(agent, situation["trial"], rng))

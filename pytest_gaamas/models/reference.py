@@ -12,6 +12,7 @@ KINDS = {
     "rational": "plays the game-theoretic (or utility-maximising) answer",
     "random": "chooses uniformly at random among the legal answers",
     "human": "answers with a real person's choice from the human data",
+    "average": "always makes people's mean choice where the data have one (dictator, ultimatum proposer): plausible in aggregate, unfaithful in person",
     "sustainable": "takes its equal share of what a shared resource regrows, and proposes that share as the norm (the commons)",
 }
 #: The agents every game has; a game with others (the commons' sustainable agent) lists its own.
