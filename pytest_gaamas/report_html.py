@@ -23,6 +23,10 @@ from .runlog import ItemLog, Play, RunLog
 EXAMPLES = 3
 #: Characters of one message or reply shown; the run log keeps them whole.
 TEXT_LIMIT = 6000
+#: Requests of one trial shown in a table, and whole (the last of each conversation); a society of
+#: the commons asks up to 120, all in the run log.
+ROUNDS_SHOWN = 40
+REQUESTS_SHOWN = 4
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1b1b1b;background:#fafafa}
 header,main,nav{max-width:1200px;margin:0 auto;padding:0 24px}
@@ -271,10 +275,15 @@ def _trial(trial: Mapping[str, Any]) -> str:
         rows = "".join(
             f"<tr><td>{i + 1}</td><td><code>{_e(_cut(r.get('reply', ''), 300))}</code></td>"
             f"<td>{_e(r.get('value')) if r.get('valid') else '-'}</td><td>{_e(r.get('reason', ''))}</td></tr>"
-            for i, r in enumerate(rounds)
+            for i, r in enumerate(rounds[:ROUNDS_SHOWN])
         )
+        more = len(rounds) - ROUNDS_SHOWN
+        rows += f'<tr><td colspan="4">... {more} more requests in the run log</td></tr>' if more > 0 else ""
         parts.append(f"<div class=\"scroll\"><table><tr><th>request</th><th>raw reply</th><th>decision</th><th>invalid because</th></tr>{rows}</table></div>")
-        for end in _conversation_ends(rounds):
+        ends = _conversation_ends(rounds)
+        if len(ends) > REQUESTS_SHOWN:
+            parts.append(f'<p class="note">The last {REQUESTS_SHOWN} of its {len(ends)} conversations, whole:</p>')
+        for end in ends[-REQUESTS_SHOWN:]:
             parts.append(_messages(end.get("messages", [])))
             if end.get("thinking"):
                 parts.append(f'<div class="role">thinking</div><pre>{_e(_cut(end["thinking"]))}</pre>')
