@@ -19,13 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 #: theory defines the answer. A behaviour file not listed here (a user's) runs with the others and is
 #: held to none of these until it is listed.
 SHIPPED = (
-    "agent_coordination", "belief_refinement", "belief_use", "coordination", "dictator_preferences",
+    "agent_coordination", "belief_refinement", "belief_use", "commons", "coordination", "dictator_preferences",
     "first_order_rationality", "garp_consistency", "preference_alignment", "rational_vs_credible",
     "second_order_rationality", "ultimatum",
 )  # fmt: skip
 BEHAVIOURS = sorted(SHIPPED)
 SHIPPED_FILES = [f"behaviours/test_{name}.py" for name in SHIPPED]
 PAPER_TRIALS = 30
+#: Behaviours whose cells play another number of trials than the paper's 30: the commons plays 10
+#: societies of 4 villagers over 10 rounds a cell.
+TRIALS_PER_CELL = {"commons": 10}
 
 
 def run_behaviours(tmp: Path, *options: str) -> tuple[int, dict, str]:

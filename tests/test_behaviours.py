@@ -5,7 +5,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, run_behaviours
+from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, run_behaviours
 
 
 @lru_cache(maxsize=None)
@@ -21,6 +21,12 @@ def verdicts(document: dict) -> dict[str, bool]:
 def credibility_cell(test_id: str) -> bool:
     """The prisoner's dilemma under the Human prompt asks for human-like, not rational, play."""
     return "::test_rational_vs_credible[" in test_id and "-Human-" in test_id
+
+
+def tragedy(test_id: str) -> bool:
+    """The commons asks for a society that lasts; theory's myopic, selfish agent empties the lake in
+    the first round (the tragedy of the commons), and reference:sustainable is the one that lasts."""
+    return "/test_commons.py::" in test_id
 
 
 def human_likeness(test_id: str) -> bool:
@@ -50,7 +56,7 @@ def test_the_rational_agent_passes_wherever_theory_defines_the_rational_answer(w
     results = verdicts(reference_run("rational", workspace))
     assert results
     for test_id, passed in results.items():
-        assert passed != (credibility_cell(test_id) or human_likeness(test_id)), test_id
+        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id)), test_id
 
 
 def test_the_random_agent_fails_at_chance(workspace):
@@ -61,8 +67,18 @@ def test_the_random_agent_fails_at_chance(workspace):
         assert passed == credibility_cell(test_id), test_id
 
 
+def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(workspace):
+    document = reference_run("sustainable", workspace)
+    assert {s["behaviour"] for s in document["scores"]} == {"commons"}  # the other games skip it
+    cells = [s for s in document["scores"] if "::test_commons[" in s["test_id"] and s["passed"] is not None]
+    recorded = list((ROOT / "cassettes" / "embedded-smollm2" / "commons").glob("test_commons-*.yaml.gz"))
+    assert cells and len(cells) == len(recorded) and all(s["passed"] and s["score"] == 1.0 for s in cells)
+    claims = [s for s in document["scores"] if "::test_commons_claim[" in s["test_id"]]
+    assert claims and not any(s["passed"] for s in claims)  # every cell alike: no claim can be supported
+
+
 #: The behaviours without a strategy row in the seed: a portfolio of 25 budgets, and two models talking.
-NO_STRATEGY = {"garp_consistency", "agent_coordination"}
+NO_STRATEGY = {"garp_consistency", "agent_coordination", "commons"}
 
 
 def strategy_scores(document: dict) -> list[dict]:
@@ -85,19 +101,31 @@ def test_the_human_agent_replays_people_where_there_are_data(workspace):
     assert dictator and all(60 <= s["score"] <= 90 for s in dictator)  # MobLab dictators keep $74 on average
     fidelity = [s for s in document["scores"] if "_fidelity[" in s["test_id"]]
     assert {s["behaviour"] for s in fidelity} == {"garp_consistency", "dictator_preferences", "ultimatum"}
-    for score in fidelity:  # 30 choices drawn from people's are faithful to people
+    for score in fidelity:  # 30 choices drawn from people's are faithful to people, at both levels
         assert score["passed"], (score["test_id"], score["details"].get("p_value"), score["ci"])
+        assert score["details"]["levels"] == "faithful at both levels" and not score["details"]["paradox"], score["test_id"]
+
+
+def test_people_s_average_every_time_is_plausible_in_aggregate_and_unfaithful_in_person(workspace):
+    """The seed's paradox, planted: an agent that always keeps people's mean amount is flagged."""
+    document = reference_run("average", workspace)
+    fidelity = [s for s in document["scores"] if "_fidelity[" in s["test_id"]]
+    assert {s["test_id"].split("::")[1].split("[")[0] for s in fidelity} == {"test_dictator_fidelity", "test_ultimatum_fidelity"}
+    for score in fidelity:
+        assert score["details"]["aggregate"] == "plausible" and score["details"]["verdict"] == "unfaithful", score["test_id"]
+        assert score["details"]["paradox"] and score["cells"]["two levels"].startswith("FLAG"), score["test_id"]
+        assert not score["passed"]
 
 
 def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_replay):
     code, document, output = smollm2_replay.code, smollm2_replay.document, smollm2_replay.output
     assert code == 0, output[-3000:]  # verdicts missed are findings, reported; an error would fail
     assert "there is no cassette" not in output and "no recorded answer" not in output and "MissingCassette" not in output
-    assert "used by no item" not in output and "embedded:smollm2: 145 of 145 cassettes used" in output
+    assert "used by no item" not in output and "embedded:smollm2: 153 of 153 cassettes used" in output
     assert {s["behaviour"] for s in document["scores"]} == set(BEHAVIOURS)
     for score in document["scores"]:  # a cell has 30 trials; a criterion over cells, 30 per cell
         if score["passed"] is not None:
-            assert score["n"] > 0 and score["n"] % PAPER_TRIALS == 0, score["test_id"]
+            assert score["n"] > 0 and score["n"] % TRIALS_PER_CELL.get(score["behaviour"], PAPER_TRIALS) == 0, score["test_id"]
     strategies = strategy_scores(document)
     assert {s["behaviour"] for s in strategies} == set(BEHAVIOURS) - NO_STRATEGY
     for score in strategies:  # valid or not, every strategy carries its code or the reason there is none
