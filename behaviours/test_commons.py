@@ -76,7 +76,8 @@ PEOPLE = {
 
 TABLE = "The commons: 10 societies of 4 villagers per cell, 10 rounds at most"
 COLUMNS = ("survival to round 10 [95% CI]", "rounds survived [95% CI]", "harvest / sustainable [95% CI]",
-           "Gini of stores", "punishments per villager-round", "rounds the cap was kept", "n", "invalid answers")  # fmt: skip
+           "Gini of stores [95% CI]", "punishments per villager-round [95% CI]", "rounds the cap was kept [95% CI]", "n",
+           "invalid answers")  # fmt: skip
 CLAIMS_TABLE = "The commons: the seed's findings, each a log-rank test over two cells"
 CLAIM_COLUMNS = ("longer-lived cell: rounds [95% CI]", "shorter-lived cell: rounds [95% CI]", "log-rank z", "p (one-sided)", "in people")
 
@@ -130,8 +131,9 @@ def test_commons(gaamas, environment, personas, ablation):
 
 
 def average(values) -> str:
+    """The mean over the cell's societies with its bootstrap 95% interval; "-" where the module is off."""
     present = [v for v in values if v is not None]
-    return f"{sum(present) / len(present):.2f}" if present else NO_VALUE
+    return cell(stats.mean(present)) if present else NO_VALUE
 
 
 @pytest.mark.parametrize("claim", CLAIMS)
