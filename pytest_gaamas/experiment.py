@@ -128,7 +128,7 @@ class Experiment:
         behaviours whose recordings are large.
         """
         paths = self.paths(recorded_as, variant, compressed)
-        kind = self.model.spec.removeprefix("reference:") if self.model.spec.startswith("reference:") else None
+        kind = self.reference_kind
         if kind is not None and kind not in getattr(game, "reference_kinds", EVERY_GAME):
             pytest.skip(f"{self.model.spec} plays only the games that define it, not {getattr(game, 'name', 'this one')}")
         if generation == "strategy":
@@ -157,7 +157,7 @@ class Experiment:
 
     def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> tuple[list[TrialRecord], TrialRecord]:
         contract = game.strategy()
-        kind = self.model.spec.removeprefix("reference:") if self.model.spec.startswith("reference:") else None
+        kind = self.reference_kind
         if kind is not None and kind not in contract.references:
             why = "people's choices are data, not code; no human strategies exist" if kind == "human" else "it writes no strategy"
             pytest.skip(f"{self.model.spec}: {why}")
@@ -264,6 +264,11 @@ class Experiment:
         if meta_path.exists() and read_model_meta(meta_path) == meta:
             return
         cassettes.write_atomically(meta_path, json.dumps(meta, indent=2, sort_keys=True) + "\n", what="model description")
+
+    @property
+    def reference_kind(self) -> str | None:
+        """``human`` for ``reference:human``; None for a model."""
+        return self.model.spec.removeprefix("reference:") if self.model.spec.startswith("reference:") else None
 
     @property
     def concurrency(self) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -302,8 +303,6 @@ def _cut(text: str, limit: int = TEXT_LIMIT) -> str:
 
 
 def _plain(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
