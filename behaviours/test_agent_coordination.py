@@ -1,28 +1,38 @@
 """Agent-agent coordination: two copies of a model play the battle of the sexes, after talking or not.
 
-Game: PyGAAMAS "Agent-Agent coordination". Players Y and Z, two conversations with the same model,
-each seeing only its own payoffs (Y prefers meeting at A, 3 to 2; Z prefers B), the messages and
-the public history of moves. 0, 1, 2 or 3 pre-play messages, taking turns; Y opens the talk in half
-the games, Z in the other half. Then 10 simultaneous rounds: each predicts the other and moves.
-Protocol: 30 games per number of messages, temperature 0.7.
+Game: PyGAAMAS "Agent-Agent coordination". Players Y and Z (Y prefers meeting at A, 3 to 2; Z prefers
+B). 0, 1, 2 or 3 pre-play messages, taking turns; Y opens the talk in half the games, Z in the other
+half. Then 10 simultaneous rounds: each predicts the other and moves.
+Simulations (Zhou et al. 2024): `agents`, two conversations with the same model, each seeing only
+its own payoffs, the messages and the public history of moves; `script`, one omniscient request told
+both players' payoffs (each marked private) writes the whole game, scored the same way.
+Protocol: 30 games per number of messages and simulation, temperature 0.7.
 No strategy rows: the game is two models talking before they play, which code cannot do, and
 the seed has none.
 Score: coordination rate (both chose the same action), points (mean of the two players) and
 prediction accuracy, per round with 95% CI; the verdict uses each game's coordination rate over all
 10 rounds, a round with an invalid answer counting as not coordinated.
-Theory: two copies of a rational agent share a convention and coordinate every round
-(reference:rational, which alternates A, B, ... and says so); independent random play coordinates
-half the time (reference:random). People: about 48% coordination without talk, 95% with one-way
+Theory: rational agents coordinate as well as their information allows: with talk the opener
+proposes a convention (alternate A, B, ...) and both keep it, every round; without talk each plays
+the mixed equilibrium (its favourite with probability 3/5, meeting with probability 12/25) until
+they first meet, then stays there (reference:rational). The rational omniscient script writes the
+convention and meets every round. Independent random play coordinates half the time. People: about 48% coordination without talk, 95% with one-way
 and 55% with one round of two-way talk (Cooper et al. 1989; unverified figures, a one-shot game).
 Verdict: passes when the lower 95% bound of the mean coordination rate reaches `min_coordination`
 (0.75); override with --gaamas-threshold=agent_coordination.min_coordination=VALUE.
+Script against agents, per number of messages: coordination, points, prediction accuracy and
+information leakage (pytest_gaamas.games.bos_agents: an act that uses the other player's private
+payoffs; zero in agents mode by construction) side by side, with script minus agents and its 95%
+interval. The criterion "the omniscient script overstates success": the script's games coordinate
+more than the agents' (Mann-Whitney U, one-sided, p < 0.05), reported whichever way it comes out.
 """
 
 import pytest
 
 from pytest_gaamas import rounds, stats
-from pytest_gaamas.games.bos_agents import PLAYERS, AgentCoordinationGame
-from pytest_gaamas.report import cell
+from pytest_gaamas.figures import INTERVAL, Figure
+from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, SIMULATIONS, AgentCoordinationGame
+from pytest_gaamas.report import cell, p_value_text
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -31,19 +41,46 @@ MESSAGES = (0, 1, 2, 3)
 
 TABLE = "Agent-agent coordination: battle of the sexes between two copies of the model, 10 rounds"
 COLUMNS = tuple(f"{m} message" + ("" if m == 1 else "s") for m in MESSAGES)
+SERIES_COLUMNS = tuple(f"{column}, {simulation}" for simulation in SIMULATIONS for column in COLUMNS)
 #: Coordination rate by number of messages: no talk, one-way, one round of two-way talk.
 PEOPLE_COORDINATION = {0: 0.48, 1: 0.95, 2: 0.55}
 PEOPLE_SOURCE = "Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot"
+ALPHA = 0.05
+CRITERION = f"the script's games coordinate more than the agents': Mann-Whitney U, one-sided p < {ALPHA}"
+
+LEVELS_TABLE = "Agent-agent coordination: the pair's outcome beside each player's own choices"
+LEVELS_COLUMNS = ("pair: coordination rate [95% CI]", "players: moves to their own favourite [95% CI]",
+                  "players: own favourite in round 1 [95% CI]", "valid moves")  # fmt: skip
+SCRIPT_TABLE = "Agent-agent coordination: the omniscient script against separate agents, per game [95% CI]"
+SCRIPT_COLUMNS = ("measure", "agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
+#: Per game: its measure from the outcome, and whether the criterion is about it.
+MEASURES = {
+    "coordination rate": lambda o: sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"]),
+    "points": lambda o: sum(r["points"] for r in o["rounds"]) / len(o["rounds"]),
+    "prediction accuracy": lambda o: sum(e["correct"] for p in PLAYERS for e in o["players"][p]) / (2 * len(o["rounds"])),
+    "information leakage": lambda o: o["leakage"]["rate"],
+}
 
 
+def files(messages, simulation):
+    """The agents' recordings keep the names they were made under, before the script existed."""
+    return {"messages": messages} if simulation == "agents" else {"messages": messages, "simulation": simulation}
+
+
+def games(gaamas, messages, simulation):
+    game = AgentCoordinationGame(messages, simulation=simulation)
+    return game, gaamas.play(game, gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
+                             recorded_as="test_agent_coordination", variant=files(messages, simulation))  # fmt: skip
+
+
+@pytest.mark.parametrize("simulation", SIMULATIONS)
 @pytest.mark.parametrize("messages", MESSAGES)
-def test_agent_coordination(gaamas, messages):
-    game = AgentCoordinationGame(messages)
+def test_agent_coordination(gaamas, messages, simulation):
+    game = AgentCoordinationGame(messages, simulation=simulation)
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE))
+    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), named=files(messages, simulation))
 
-    games = rounds.round_results(records)
-    coordination = stats.mean([sum(r["coordinated"] for r in g) / len(g) for g in games])
+    coordination = stats.mean([MEASURES["coordination rate"](r.outcome) for r in records])
     threshold = gaamas.threshold("min_coordination", MIN_COORDINATION)
     passed = coordination.n > 0 and coordination.low >= threshold
     invalid = sum(not a["valid"] for r in records for p in PLAYERS for a in r.outcome["players"][p])
@@ -61,14 +98,65 @@ def test_agent_coordination(gaamas, messages):
         cells={column: cell(coordination)},
         details={"invalid_answers": invalid, "invalid_messages": sum(not m["valid"] for r in records for m in r.outcome["messages"])},
         n=len(records),
+        row={"simulation": simulation},
+        row_rank=SIMULATIONS.index(simulation),
     )
     gaamas.reference(table=TABLE, label="humans", cells=dict(zip(COLUMNS, (f"{r:.2f}" for r in PEOPLE_COORDINATION.values()))),
                      source=PEOPLE_SOURCE, status="unverified")
     people = {"coordination rate": {f"people, {column} (unverified)": PEOPLE_COORDINATION[messages]}} if messages in PEOPLE_COORDINATION else {}
-    rounds.report_series(gaamas, title="Agent-agent coordination", column=column, columns=COLUMNS, scores=per_round(records),
-                         references=rounds.reference_curves(game, trials, gaamas.seed, per_round), series_label=column, people=people,
+    group_and_players(gaamas, records, coordination, column, simulation)
+    series = f"{column}, {simulation}"
+    rounds.report_series(gaamas, title="Agent-agent coordination", column=series, columns=SERIES_COLUMNS, scores=per_round(records),
+                         references=rounds.reference_curves(game, trials, gaamas.seed, per_round), series_label=series, people=people,
                          note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines")
-    gaamas.verdict(passed, f"coordination rate {cell(coordination)} with {messages} messages; passing needs the lower bound >= {threshold}")
+    gaamas.verdict(passed, f"{simulation}: coordination rate {cell(coordination)} with {messages} messages; passing needs the lower bound >= {threshold}")
+
+
+@pytest.mark.parametrize("messages", MESSAGES)
+def test_script_overstates_success(gaamas, messages):
+    (_, agents), (_, script) = games(gaamas, messages, "agents"), games(gaamas, messages, "script")
+    column = COLUMNS[MESSAGES.index(messages)]
+    for rank, (measure, of) in enumerate(MEASURES.items()):
+        by_agents, by_script = [of(r.outcome) for r in agents], [of(r.outcome) for r in script]
+        difference, p = stats.mean_difference(by_script, by_agents), stats.stochastically_greater(by_script, by_agents)
+        judged = measure == "coordination rate"
+        gaamas.score(
+            table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
+            passed=p < ALPHA if judged else None, criterion=CRITERION if judged else "", columns=SCRIPT_COLUMNS,
+            unit="points" if measure == "points" else "",
+            cells={"measure": measure, "agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
+                   "script": cell(stats.mean(by_script)), "script - agents [95% CI]": cell(difference),
+                   "p (script > agents, one-sided)": p_value_text(p)},
+            row={"messages": column}, row_rank=MESSAGES.index(messages) * len(MEASURES) + rank, worse="both",
+            verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
+            figures=(Figure("Agent-agent coordination: the omniscient script minus separate agents", INTERVAL, f"{measure}: script - agents [95% CI]",
+                            panel=measure, x=column, x_axis="pre-play messages", references={"no difference": 0.0}),),
+        )  # fmt: skip
+        if judged:
+            overstated, finding = p < ALPHA, f"{column}: the script coordinates {cell(stats.mean(by_script))}, separate agents {cell(stats.mean(by_agents))} (one-sided p = {p_value_text(p)})"
+    leaked = stats.mean([MEASURES["information leakage"](r.outcome) for r in script])
+    gaamas.verdict(overstated, f"{finding}; the script leaks in {cell(leaked)} of its acts")
+
+
+def group_and_players(gaamas, records, coordination, column, simulation):
+    """The seed's two levels: how often the pair met, beside what each player chose for itself."""
+    moves = [(p, e) for r in records for p in PLAYERS for e in r.outcome["players"][p] if e["valid"]]
+    insists = stats.wilson(sum(e["move"] == FAVOURITE[p] for p, e in moves), len(moves))
+    first = [(p, e) for p, e in moves if e["round"] == 1]
+    opens = stats.wilson(sum(e["move"] == FAVOURITE[p] for p, e in first), len(first))
+    gaamas.score(
+        table=LEVELS_TABLE, metric="players' moves to their own favourite", estimate=insists, invalid=0, n=len(moves), passed=None,
+        criterion="", columns=LEVELS_COLUMNS,
+        cells={LEVELS_COLUMNS[0]: cell(coordination), LEVELS_COLUMNS[1]: cell(insists), LEVELS_COLUMNS[2]: cell(opens), LEVELS_COLUMNS[3]: str(len(moves))},
+        row={"messages": column, "simulation": simulation}, row_rank=SIMULATIONS.index(simulation) * len(MESSAGES) + COLUMNS.index(column),
+        figures=(Figure("Agent-agent coordination: each player's own favourite, beside the pair's meeting", INTERVAL,
+                        "share of moves to the player's own favourite [95% CI]", x=column, x_axis="pre-play messages", series=simulation,
+                        references={"mixed equilibrium (3/5)": 0.6}, limits=(0.0, 1.0),
+                        note="the pair's outcome is in the coordination figure; people's per-player choices for these payoffs are not in the shipped data"),),
+    )  # fmt: skip
+    gaamas.reference(table=LEVELS_TABLE, label="theory: the mixed equilibrium",
+                     cells={LEVELS_COLUMNS[0]: "0.48 without talk", LEVELS_COLUMNS[1]: "0.60 without talk", LEVELS_COLUMNS[2]: "0.60 without talk"},
+                     source="each plays its favourite with probability 3/5 and they meet with probability 12/25", status="computed")  # fmt: skip
 
 
 def per_round(records):

@@ -9,7 +9,10 @@ Cells (environment, personas, modules), chosen so that each of the seed's claims
 that differ in one thing only: in the harsh lake with mixed personas, all modules, no punishment,
 no social learning (the cap alone), no group decision (social learning alone), and neither; in the
 harsh lake with all modules, altruistic and selfish starts; and the rich lake, mixed, all modules.
-Protocol: 10 societies per cell, temperature 0.7, one JSON answer per villager per phase.
+Simulations (Zhou et al. 2024): `agents`, one JSON answer per villager per phase, each from the
+villager's own view; `script`, one omniscient request a round, told every villager's persona and
+store (each marked private), writes the whole round for every villager, played by the same rules.
+Protocol: 10 societies per cell and simulation, temperature 0.7.
 Score: survival rate to round 10 (GovSim's number, Wilson 95% CI), rounds survived (bootstrap 95%
 CI) and the Kaplan-Meier curve (the societies cut off at 10 are censored there), harvest relative
 to the sustainable share (what the lake can regrow: 1 is sustainable, more over-harvests), the Gini
@@ -21,17 +24,24 @@ every society lives to round 10; reference:random over-harvests and collapses wi
 Verdict, per cell: the lower 95% bound of the survival rate to round 10 reaches
 `min_survival` (0.5). Override with --gaamas-threshold=commons.min_survival=VALUE.
 The seed's findings, each its own test over two cells (replayed): a log-rank test, one-sided at
-0.05, that the first cell's societies survive longer than the second's. Human findings beside them
-(Ostrom, Walker & Gardner 1992; Fehr & Gaechter 2000) are reference rows, unverified.
+0.05, that the first cell's societies survive longer than the second's (agents). Human findings
+beside them (Ostrom, Walker & Gardner 1992; Fehr & Gaechter 2000) are reference rows, unverified.
+Script against agents, per cell: survival, rounds survived, harvest and information leakage (a
+stated strategy that names another villager's private store or persona; zero in agents mode by
+construction) side by side, script minus agents with its 95% interval; the criterion "the
+omniscient script overstates success": its societies outlive the agents' (log-rank, one-sided,
+p < 0.05), reported whichever way it comes out. The group's outcome beside the villagers' own
+choices: survival against the distribution of each villager's catch relative to its equal share.
 """
 
 import math
 
+import numpy as np
 import pytest
 
 from pytest_gaamas import stats
-from pytest_gaamas.figures import INTERVAL, LINE, RATE, Figure
-from pytest_gaamas.games.commons import MODULES, Commons
+from pytest_gaamas.figures import INTERVAL, LINE, RATE, VIOLIN, Figure
+from pytest_gaamas.games.commons import MODULES, SIMULATIONS, Commons
 from pytest_gaamas.report import NO_VALUE, cell, p_value_text
 
 SOCIETIES = 10
@@ -59,7 +69,8 @@ CELLS = (
 #: The cells recorded (10 societies each, in cassettes/); a cell added to the design joins them, and
 #: the claims that need it, once --gaamas-record=once has recorded it.
 RECORDED = CELLS
-CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" for environment, personas, ablation in RECORDED)
+CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" + ("" if simulation == "agents" else f", {simulation}")
+                    for simulation in SIMULATIONS for environment, personas, ablation in RECORDED)  # fmt: skip
 #: Each claim of the seed: the cell whose societies should live longer, then the other.
 DESIGNED_CLAIMS = {
     "punishment sustains the commons": (CELLS[0], CELLS[1]),
@@ -82,15 +93,32 @@ CLAIMS_TABLE = "The commons: the seed's findings, each a log-rank test over two 
 CLAIM_COLUMNS = ("longer-lived cell: rounds [95% CI]", "shorter-lived cell: rounds [95% CI]", "log-rank z", "p (one-sided)", "in people")
 
 
-def societies(gaamas, environment, personas, ablation):
-    game = Commons(environment=environment, personas=personas, modules=ABLATIONS[ablation])
-    return game, gaamas.play(game, gaamas.trials(SOCIETIES), temperature=gaamas.temperature(PAPER_TEMPERATURE),
-                             recorded_as="test_commons", variant={"environment": environment, "personas": personas, "ablation": ablation}, compressed=True)  # fmt: skip
+SCRIPT_TABLE = "The commons: the omniscient script against separate villagers, per society [95% CI]"
+SCRIPT_COLUMNS = ("measure", "agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
+LEVELS_TABLE = "The commons: the group's outcome beside the villagers' own choices"
+LEVELS_COLUMNS = ("group: survival to round 10 [95% CI]", "group: harvest / sustainable [95% CI]",
+                  "villagers: catch / equal share, median [IQR]", "villagers: share over 2x their share [95% CI]",
+                  "villagers: share within their share [95% CI]", "villager-rounds")  # fmt: skip
 
 
+def files(environment, personas, ablation, simulation="agents"):
+    """The agents' recordings keep the names they were made under, before the script existed."""
+    cell = {"environment": environment, "personas": personas, "ablation": ablation}
+    return cell if simulation == "agents" else {**cell, "simulation": simulation}
+
+
+def societies(gaamas, environment, personas, ablation, simulation="agents", *, own=False):
+    """The cell's societies: the item's own (``own``), or those recorded by test_commons's item of that cell."""
+    game = Commons(environment=environment, personas=personas, modules=ABLATIONS[ablation], simulation=simulation)
+    naming = files(environment, personas, ablation, simulation)
+    where = {"named": naming} if own else {"recorded_as": "test_commons", "variant": naming}
+    return game, gaamas.play(game, gaamas.trials(SOCIETIES), temperature=gaamas.temperature(PAPER_TEMPERATURE), compressed=True, **where)
+
+
+@pytest.mark.parametrize("simulation", SIMULATIONS)
 @pytest.mark.parametrize(("environment", "personas", "ablation"), RECORDED)
-def test_commons(gaamas, environment, personas, ablation):
-    game, records = societies(gaamas, environment, personas, ablation)
+def test_commons(gaamas, environment, personas, ablation, simulation):
+    game, records = societies(gaamas, environment, personas, ablation, simulation, own=True)
     outcomes = [r.outcome for r in records]
     survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
     rounds_survived = stats.mean([o["survived_rounds"] for o in outcomes])
@@ -109,25 +137,67 @@ def test_commons(gaamas, environment, personas, ablation):
                COLUMNS[5]: average(o["norm_kept"] for o in outcomes), "n": str(len(outcomes)), "invalid answers": str(invalid)},
         details={"survived_rounds": [o["survived_rounds"] for o in outcomes], "collapse": [o["collapse"] for o in outcomes],
                  "invalid_by_phase": {k: sum(o["invalid"][k] for o in outcomes) for k in outcomes[0]["invalid"]} if outcomes else {}},
-        row={"environment": environment, "personas": personas, "ablation": ablation},
-        row_rank=CELLS.index((environment, personas, ablation)),
+        row={"environment": environment, "personas": personas, "ablation": ablation, "simulation": simulation},
+        row_rank=rank(environment, personas, ablation, simulation),
         figures=(Figure("The commons: survival rate to round 10 (GovSim's number)", INTERVAL, "survival rate [95% CI]", panel=panel,
-                        x=ablation, x_axis="modules", limits=RATE, references={"reference:sustainable": 1.0, "reference:rational": 0.0}),),
+                        x=ablation, x_axis="modules", series=series(simulation), limits=RATE,
+                        references={"reference:sustainable": 1.0, "reference:rational": 0.0}),),
     )  # fmt: skip
     gaamas.score(table=f"{TABLE}: harvest relative to the sustainable share [95% CI]", metric="harvest / sustainable share", estimate=harvest,
                  invalid=0, n=len(outcomes), passed=None, criterion="", columns=tuple(ABLATIONS), cells={ablation: cell(harvest)},
-                 row={"environment": environment, "personas": personas}, row_rank=CELLS.index((environment, personas, ablation)),
+                 row={"environment": environment, "personas": personas, "simulation": simulation},
+                 row_rank=rank(environment, personas, ablation, simulation),
                  figures=(Figure("The commons: harvest relative to the sustainable share", INTERVAL, "harvest / sustainable share [95% CI]",
-                                 panel=panel, x=ablation, x_axis="modules", references={"sustainable (1)": 1.0}),))  # fmt: skip
+                                 panel=panel, x=ablation, x_axis="modules", series=series(simulation), references={"sustainable (1)": 1.0}),))  # fmt: skip
     for after in range(game.rounds + 1):  # the Kaplan-Meier curve: with censoring only at the end, the share still alive
         alive = stats.wilson(sum(o["survived_rounds"] >= after for o in outcomes), len(outcomes))
         gaamas.score(table="The commons: share of societies alive after each round (Kaplan-Meier) [95% CI]",
                      metric="share alive", estimate=alive, invalid=0, n=len(outcomes), passed=None, criterion="",
-                     columns=CELL_LABELS, cells={f"{panel}, {ablation}": cell(alive)}, row={"round": str(after)}, row_rank=after,
+                     columns=CELL_LABELS, cells={f"{panel}, {ablation}{series(simulation, ', ')}": cell(alive)}, row={"round": str(after)}, row_rank=after,
                      figures=(Figure("The commons: societies still alive after each round (Kaplan-Meier)", LINE, "share alive [95% CI]",
-                                     panel=panel, x=after, x_axis="round", series=ablation, limits=RATE),))  # fmt: skip
-    gaamas.verdict(passed, f"{environment} lake, {personas}, {ablation}: survival to round {game.rounds} {cell(survival)}, "
+                                     panel=panel, x=after, x_axis="round", series=ablation + series(simulation, ", "), limits=RATE),))  # fmt: skip
+    group_and_villagers(gaamas, game, outcomes, survival, harvest, rank(environment, personas, ablation, simulation), panel, ablation, simulation)
+    gaamas.verdict(passed, f"{simulation}, {environment} lake, {personas}, {ablation}: survival to round {game.rounds} {cell(survival)}, "
                            f"{cell(rounds_survived, 1)} rounds, harvest {cell(harvest)} of the sustainable share; passing needs the lower bound >= {threshold}")  # fmt: skip
+
+
+def rank(environment, personas, ablation, simulation) -> int:
+    return SIMULATIONS.index(simulation) * len(CELLS) + CELLS.index((environment, personas, ablation))
+
+
+def series(simulation: str, before: str = "") -> str:
+    """The agents' lines keep their plain names; the script's say so."""
+    return "" if simulation == "agents" else f"{before}{simulation}"
+
+
+def catch_ratios(game, outcomes) -> list[float]:
+    """Each villager's asked catch in each round over its equal share of what the lake regrows."""
+    ratios = []
+    for outcome in outcomes:
+        for r in outcome["rounds"]:
+            share = r["sustainable_total"] / len(r["alive"])
+            ratios += [wanted / share for wanted in r["wanted"].values()] if share > 0 else []
+    return ratios
+
+
+def group_and_villagers(gaamas, game, outcomes, survival, harvest, row_rank, panel, ablation, simulation):
+    """The seed's two levels for a society: what the group reached, beside what each villager chose."""
+    ratios = catch_ratios(game, outcomes)
+    spread = stats.mean(ratios)
+    greedy = stats.wilson(sum(r > 2 for r in ratios), len(ratios))
+    within = stats.wilson(sum(r <= 1 for r in ratios), len(ratios))
+    quartiles = NO_VALUE if not ratios else "{:.2f} [{:.2f}, {:.2f}]".format(*np.percentile(ratios, [50, 25, 75]))
+    gaamas.score(
+        table=LEVELS_TABLE, metric="villagers' catch / equal share", estimate=spread, invalid=0, n=len(ratios), passed=None, criterion="",
+        columns=LEVELS_COLUMNS, unit="",
+        cells={LEVELS_COLUMNS[0]: cell(survival), LEVELS_COLUMNS[1]: cell(harvest), LEVELS_COLUMNS[2]: quartiles,
+               LEVELS_COLUMNS[3]: cell(greedy), LEVELS_COLUMNS[4]: cell(within), LEVELS_COLUMNS[5]: str(len(ratios))},
+        row={"cell": f"{panel}, {ablation}", "simulation": simulation}, row_rank=row_rank,
+        figures=(Figure("The commons: each villager's catch over its equal share of the regrowth", VIOLIN, "catch / equal share",
+                        panel=panel, x=ablation, x_axis="modules", series=series(simulation), references={"equal share (1)": 1.0},
+                        note="the group's outcome is in the survival figure; people: over-appropriation without communication "
+                             "(Ostrom, Walker & Gardner 1992, unverified)"),),
+    )  # fmt: skip
 
 
 def average(values) -> str:
@@ -159,3 +229,40 @@ def test_commons_claim(gaamas, claim):
                      cells={"in people": "a common pool: a covenant with sanctions cuts over-harvesting; no communication, heavy over-use"},
                      source="Ostrom, Walker & Gardner (1992), APSR 86(2): covenants with and without a sword", status="unverified")  # fmt: skip
     gaamas.verdict(passed, f"{claim}: {cell(rounds_of['first'], 1)} against {cell(rounds_of['second'], 1)} rounds (log-rank p = {p_value_text(p)})")
+
+
+#: Per society: its measure, from the outcome.
+SCRIPT_MEASURES = {
+    "survival to round 10": lambda o: float(o["survived"]),
+    "rounds survived": lambda o: float(o["survived_rounds"]),
+    "harvest / sustainable": lambda o: o["harvest_ratio"],
+    "information leakage": lambda o: o["leakage"]["rate"],
+}
+
+
+@pytest.mark.parametrize(("environment", "personas", "ablation"), RECORDED)
+def test_commons_script_overstates_success(gaamas, environment, personas, ablation):
+    (game, agents), (_, script) = (societies(gaamas, environment, personas, ablation, simulation) for simulation in SIMULATIONS)
+    agents, script = [r.outcome for r in agents], [r.outcome for r in script]
+    z, p = stats.survives_longer([o["survived_rounds"] for o in script], [o["survived_rounds"] for o in agents], game.rounds)
+    label = f"{environment} lake, {personas}, {ablation}"
+    for index, (measure, of) in enumerate(SCRIPT_MEASURES.items()):
+        by_agents, by_script = [of(o) for o in agents], [of(o) for o in script]
+        difference = stats.mean_difference(by_script, by_agents)
+        judged = measure == "rounds survived"
+        gaamas.score(
+            table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
+            passed=p < ALPHA if judged else None, columns=SCRIPT_COLUMNS, worse="both", unit="",
+            criterion=f"the script's societies outlive the agents': log-rank test, one-sided p < {ALPHA}" if judged else "",
+            cells={"measure": measure, "agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
+                   "script": cell(stats.mean(by_script)), "script - agents [95% CI]": cell(difference),
+                   "p (script > agents, one-sided)": p_value_text(p) if judged else p_value_text(stats.stochastically_greater(by_script, by_agents))},
+            row={"cell": label}, row_rank=CELLS.index((environment, personas, ablation)) * len(SCRIPT_MEASURES) + index,
+            verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
+            figures=(Figure("The commons: the omniscient script minus separate villagers", INTERVAL, f"{measure}: script - agents [95% CI]",
+                            panel=measure, x=label, x_axis="cell", references={"no difference": 0.0}),),
+        )  # fmt: skip
+    leaked = stats.mean([o["leakage"]["rate"] for o in script])
+    gaamas.verdict(p < ALPHA, f"{label}: the script's societies live {cell(stats.mean([o['survived_rounds'] for o in script]), 1)} rounds, "
+                              f"separate villagers' {cell(stats.mean([o['survived_rounds'] for o in agents]), 1)} (log-rank p = {p_value_text(p)}); "
+                              f"the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip

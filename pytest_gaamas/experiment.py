@@ -93,19 +93,26 @@ class Experiment:
 
     # -- playing ----------------------------------------------------------------------------------
 
-    def paths(self, recorded_as: str | None = None, variant: Mapping[str, Any] | None = None, compressed: bool = False) -> ItemPaths:
+    def paths(
+        self, recorded_as: str | None = None, variant: Mapping[str, Any] | None = None, compressed: bool = False,
+        named: Mapping[str, Any] | None = None,
+    ) -> ItemPaths:  # fmt: skip
         """Where this item's exchanges are recorded and its trials journaled. ``recorded_as`` (a test
         function of this behaviour) and ``variant`` name another item whose cassette to share: the
         same game, seed and temperature make the same requests, so a criterion that spans several
         cells replays them instead of asking the model again. The journal stays this item's own.
-        ``compressed``: the cassette is gzip-compressed YAML, ``<item>.yaml.gz`` (``zcat`` shows it)."""
+        ``compressed``: the cassette is gzip-compressed YAML, ``<item>.yaml.gz`` (``zcat`` shows it).
+        ``named``: the parameters whose values name this item's own files, in order (all of them by
+        default), so that a parameter added later can leave the recordings made before it where they
+        are: ``variant`` then names the other item's the same way."""
         def name(stem: str, values) -> str:
             variant_part = "-".join(slug(str(v)) for v in values)
             return f"{stem}-{variant_part}" if variant_part else stem
 
         own_stem = self.item.originalname if hasattr(self.item, "originalname") else self.item.name
-        own = name(own_stem, self.variant.values())
-        recorded = name(recorded_as or own_stem, (self.variant if variant is None else variant).values())
+        naming = self.variant if named is None else named
+        own = name(own_stem, naming.values())
+        recorded = name(recorded_as or own_stem, (naming if variant is None else variant).values())
         model_dir = self.model.directory + self.settings.cassette_suffix
         journal = own if recorded == own else f"{own}--{recorded}"
         return ItemPaths(
@@ -118,6 +125,7 @@ class Experiment:
     def play(
         self, game: Game, trials: int, *, temperature: float, generation: str = "actions",
         recorded_as: str | None = None, variant: Mapping[str, Any] | None = None, compressed: bool = False,
+        named: Mapping[str, Any] | None = None,
     ) -> list[TrialRecord]:  # fmt: skip
         """Play ``trials`` trials of ``game``; every finished trial is journaled, every exchange recorded.
 
@@ -125,9 +133,9 @@ class Experiment:
         ``strategy()`` contract) and lets the function play the trials in a sandbox; an invalid
         strategy makes every trial invalid, with its reason. ``recorded_as`` and ``variant`` share
         another item's cassette (see ``paths``); ``compressed`` keeps the cassette gzip-compressed, for
-        behaviours whose recordings are large.
+        behaviours whose recordings are large; ``named`` chooses the parameters that name its files.
         """
-        paths = self.paths(recorded_as, variant, compressed)
+        paths = self.paths(recorded_as, variant, compressed, named)
         kind = self.reference_kind
         if kind is not None and kind not in getattr(game, "reference_kinds", EVERY_GAME):
             pytest.skip(f"{self.model.spec} plays only the games that define it, not {getattr(game, 'name', 'this one')}")

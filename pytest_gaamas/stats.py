@@ -318,6 +318,16 @@ def survives_longer(first: Sequence[int], second: Sequence[int], horizon: int) -
     return (math.nan, 1.0) if math.isnan(z) or math.isnan(p) else (-z, p)
 
 
+def stochastically_greater(first: Sequence[float], second: Sequence[float]) -> float:
+    """The one-sided p of the Mann-Whitney U test that values of ``first`` tend to exceed those of
+    ``second`` (rates per game, bounded and tied: no normality assumed). 1.0 when there is nothing to
+    tell apart: an empty side, or one value throughout both."""
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if len(a) == 0 or len(b) == 0 or np.ptp(np.concatenate([a, b])) == 0:
+        return 1.0
+    return float(_scipy_stats.mannwhitneyu(a, b, alternative="greater").pvalue)
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment: the family-wise error rate stays at alpha over all the cells
     compared, with more power than Bonferroni. NaN p-values (cells not testable) stay NaN."""

@@ -24,9 +24,10 @@ def credibility_cell(test_id: str) -> bool:
 
 
 def tragedy(test_id: str) -> bool:
-    """The commons asks for a society that lasts; theory's myopic, selfish agent empties the lake in
-    the first round (the tragedy of the commons), and reference:sustainable is the one that lasts."""
-    return "/test_commons.py::" in test_id
+    """The commons asks for a society that lasts; theory's myopic, selfish villagers empty the lake in
+    the first round (the tragedy of the commons), and reference:sustainable is the one that lasts.
+    The rational script, which plans for the whole village, keeps it: the script overstates success."""
+    return ("/test_commons.py::test_commons[" in test_id and test_id.endswith("-agents]")) or "::test_commons_claim[" in test_id
 
 
 def human_likeness(test_id: str) -> bool:
@@ -72,7 +73,8 @@ def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(
     assert {s["behaviour"] for s in document["scores"]} == {"commons"}  # the other games skip it
     cells = [s for s in document["scores"] if "::test_commons[" in s["test_id"] and s["passed"] is not None]
     recorded = list((ROOT / "cassettes" / "embedded-smollm2" / "commons").glob("test_commons-*.yaml.gz"))
-    assert cells and len(cells) == len(recorded) and all(s["passed"] and s["score"] == 1.0 for s in cells)
+    assert cells and len(cells) == len(recorded) and all(s["passed"] and s["score"] == 1.0 for s in cells)  # agents and script
+    assert {s["variant"]["simulation"] for s in cells} == {"agents", "script"}
     claims = [s for s in document["scores"] if "::test_commons_claim[" in s["test_id"]]
     assert claims and not any(s["passed"] for s in claims)  # every cell alike: no claim can be supported
 
@@ -121,7 +123,7 @@ def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_repla
     code, document, output = smollm2_replay.code, smollm2_replay.document, smollm2_replay.output
     assert code == 0, output[-3000:]  # verdicts missed are findings, reported; an error would fail
     assert "there is no cassette" not in output and "no recorded answer" not in output and "MissingCassette" not in output
-    assert "used by no item" not in output and "embedded:smollm2: 153 of 153 cassettes used" in output
+    assert "used by no item" not in output and "embedded:smollm2: 165 of 165 cassettes used" in output
     assert {s["behaviour"] for s in document["scores"]} == set(BEHAVIOURS)
     for score in document["scores"]:  # a cell has 30 trials; a criterion over cells, 30 per cell
         if score["passed"] is not None:

@@ -6,15 +6,35 @@ both choose B; Z the reverse; choosing differently pays both 0. Before round 1 t
 ``messages`` messages, taking turns, the ``initiator`` first. Then 10 simultaneous rounds: each
 player predicts the other's move and plays.
 
-Each player is one conversation, and sees only what its player would see: its own payoffs, the
-messages, and the public history of moves. The other player's instructions, payoffs and predictions
-never enter its prompt (an omniscient prompt would make coordination look easier than it is).
+Two simulations of the same game (Zhou et al. 2024, "Is this the real life? Is this just fantasy?"):
+
+- ``agents``: each player is one conversation, and sees only what its player would see: its own
+  payoffs, the messages, and the public history of moves. The other player's instructions, payoffs
+  and predictions never enter its prompt.
+- ``script``: one omniscient request is told everything both players know, each one's payoffs marked
+  as private to it, and writes the whole interaction at once as JSON: the messages, and each player's
+  prediction and move round by round. The game scores the script exactly as it scores the agents.
+
+**Information leakage** is an act that uses what only the other player knows, the other's payoffs.
+An act leaks when its writer was *exposed* to the other's payoffs (the script's writer always is; an
+agent never is: the other's payoffs are in no prompt of its conversation) and the act *reveals* them:
+
+- a message that attributes to the other player (its letter, "you" or "your") a preference or payoff
+  ("prefer", "favourite", "want", "like", "rather", "best", "3 points", "three points") for the
+  other's favourite meeting, in one sentence, before the other has named that meeting in a message;
+- a move in round 1 that concedes the other's favourite meeting when no message has named it: a
+  player who has been told nothing gives way to a preference it cannot know.
+
+The leakage of a game is its leaking acts over its acts (the messages and the two round-1 moves). In
+``agents`` mode it is zero by construction, whatever the players write: an agent that guesses the
+other's payoffs right has guessed, not leaked.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +46,8 @@ ACTIONS = ("A", "B")
 PLAYERS = ("Y", "Z")
 FAVOURITE = {"Y": "A", "Z": "B"}
 MESSAGE_CHARACTERS = 200
+SIMULATIONS = ("agents", "script")
+CONVENTION = "Let us alternate: A in odd rounds, B in even rounds."
 
 SYSTEM_PROMPT = (
     "You are player {me}. You play a coordination game with player {other} for {rounds} rounds. In each "
@@ -35,6 +57,22 @@ SYSTEM_PROMPT = (
 )
 MESSAGE_SCHEMA = answers.object_schema(message={"type": "string", "maxLength": MESSAGE_CHARACTERS})
 MOVE_SCHEMA = answers.object_schema(prediction=answers.one_of(ACTIONS), move=answers.one_of(ACTIONS))
+
+SCRIPT_SYSTEM_PROMPT = (
+    "You write the whole of a coordination game between two players, Y and Z, who play {rounds} rounds. In each "
+    "round both choose A or B at the same time. Y's private payoffs, which Z does not know: 3 points if both "
+    "choose A, 2 points if both choose B. Z's private payoffs, which Y does not know: 3 points if both choose B, "
+    "2 points if both choose A. If they choose differently, both get 0. Before each round each player also "
+    "predicts the other's move."
+)
+SCRIPT_TALK = "Before round 1 the players exchange {messages} message{s}, taking turns, {first} first: {order}. "
+#: Tokens a script may take: each round's two predictions and moves, each message, and the frame.
+SCRIPT_TOKENS_PER_ROUND, SCRIPT_TOKENS_PER_MESSAGE, SCRIPT_TOKENS_FRAME = 48, 80, 96
+#: A script's message is one line of plain text. An agent's message is a reply of its own, and a
+#: raw line break in it (which JSON forbids) costs that message; in a script it would cost the
+#: whole game, every round with it, so the script's form rules it out where the server can.
+SCRIPT_MESSAGE_PATTERN = f"^[A-Za-z0-9 ,.!?:;()'-]{{0,{MESSAGE_CHARACTERS}}}$"
+PREFERENCE_WORDS = r"prefers?|favou?rite|wants?|likes?|rather|best|3 points|three points"
 
 
 def other(player: str) -> str:
@@ -65,20 +103,120 @@ def read_move(obj: dict[str, Any]) -> tuple[str, str]:
     return answers.choice(obj, "prediction", ACTIONS), answers.choice(obj, "move", ACTIONS)
 
 
+def reveals_preference(message: str, writer: str) -> bool:
+    """Whether ``message`` by ``writer`` attributes to the other player a preference or payoff for
+    the other's favourite meeting, in one sentence (the leakage rule of the module's docstring)."""
+    listener, meeting = other(writer), FAVOURITE[other(writer)]
+    for sentence in re.split(r"[.!?;\n]+", message):
+        words = sentence.strip()
+        # A meeting's letter as a word, but not a sentence's first word ("A good plan" is no meeting).
+        names_meeting = re.search(rf"(?<=\S)\s+{meeting}\b", words) is not None
+        names_listener = re.search(rf"\b(?:{listener}|you|your)\b", words, re.IGNORECASE) is not None
+        if names_meeting and names_listener and re.search(rf"\b(?:{PREFERENCE_WORDS})\b", words, re.IGNORECASE):
+            return True
+    return False
+
+
+def names_meeting(message: str, meeting: str) -> bool:
+    return re.search(rf"(?<![A-Za-z]){meeting}(?![A-Za-z])", message) is not None
+
+
+def leakage(talk: Sequence[Mapping[str, Any]], first_moves: Mapping[str, str | None], exposed: bool) -> dict[str, Any]:
+    """The acts of one game that leak the other player's payoffs (the module's docstring): each
+    message, then each player's round-1 move. ``exposed``: whether the writer saw the other's payoffs."""
+    acts = []
+    named_by: dict[str, set[str]] = {p: set() for p in PLAYERS}  # the meetings each player has named
+    for message in talk:
+        writer, text = message["from"], message["text"] if message["valid"] else ""
+        listener = other(writer)
+        secret = FAVOURITE[listener] not in named_by[listener]
+        acts.append({"act": "message", "by": writer, "leaks": exposed and secret and reveals_preference(text, writer)})
+        named_by[writer] |= {m for m in ACTIONS if names_meeting(text, m)}
+    named = named_by["Y"] | named_by["Z"]
+    for player in PLAYERS:
+        concedes = first_moves.get(player) == FAVOURITE[other(player)] and FAVOURITE[other(player)] not in named
+        acts.append({"act": "round 1 move", "by": player, "leaks": exposed and concedes})
+    leaking = sum(a["leaks"] for a in acts)
+    return {"exposed": exposed, "acts": acts, "leaks": leaking, "rate": leaking / len(acts)}
+
+
+def score_round(r: int, replies: Mapping[str, tuple[str, str] | None], why: Mapping[str, str]):
+    """Each player's entry and the pair's record of round ``r`` (from 0), from each player's
+    (prediction, move), None where its answer was unusable (``why`` says why): the same scoring for
+    agents and script."""
+    moves = {p: replies[p][1] if replies[p] is not None else None for p in PLAYERS}
+    entries = {}
+    for player in PLAYERS:
+        entry: dict[str, Any] = {"round": r + 1, "valid": replies[player] is not None, "points": points(player, moves)}
+        if replies[player] is not None:
+            prediction = replies[player][0]
+            entry.update(prediction=prediction, move=moves[player], correct=prediction == moves[other(player)])
+        else:
+            entry.update(correct=False, reason=why[player])
+        entries[player] = entry
+    both_valid = all(replies[p] is not None for p in PLAYERS)
+    pair = {"round": r + 1, "valid": both_valid, "moves": moves, "coordinated": both_valid and moves["Y"] == moves["Z"],
+            "points": sum(points(p, moves) for p in PLAYERS) / 2}  # fmt: skip
+    return entries, pair
+
+
+def read_script(obj: dict[str, Any]) -> dict[str, list]:
+    """A script's messages and rounds, each element read on its own: (True, value) or (False, the
+    reason), so that one bad round costs that round, as one bad answer costs an agent its round."""
+    def each(key: str) -> list:
+        value = obj.get(key, [])
+        if not isinstance(value, list):
+            raise answers.InvalidAnswer(f"not a list: field {key!r} is {type(value).__name__}")
+        return value
+
+    messages = []
+    for message in each("messages"):
+        try:
+            messages.append((True, read_message({"message": message})))
+        except answers.InvalidAnswer as error:
+            messages.append((False, str(error)))
+    answers.field(obj, "rounds")
+    rounds = []
+    for turn in each("rounds"):
+        read = {}
+        for player in PLAYERS:
+            try:
+                if not isinstance(turn, dict) or not isinstance(turn.get(player), dict):
+                    raise answers.InvalidAnswer(f"missing field: {player!r} in a round")
+                read[player] = (True, read_move(turn[player]))
+            except answers.InvalidAnswer as error:
+                read[player] = (False, str(error))
+        rounds.append(read)
+    return {"messages": messages, "rounds": rounds}
+
+
+def speakers(messages: int, initiator: str) -> list[str]:
+    return [PLAYERS[(PLAYERS.index(initiator) + i) % 2] for i in range(messages)]
+
+
 @dataclass(frozen=True)
 class AgentCoordinationGame:
     messages: int
     rounds: int = ROUNDS
+    simulation: str = "agents"
     name: str = "battle of the sexes, two agents"
 
+    def __post_init__(self) -> None:
+        if self.simulation not in SIMULATIONS:
+            raise ValueError(f"simulation is one of {', '.join(SIMULATIONS)}, got {self.simulation!r}")
+
     def fingerprint(self) -> Mapping[str, Any]:
-        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT}
+        if self.simulation == "script":
+            return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "simulation": "script",
+                    "prompt": SCRIPT_SYSTEM_PROMPT, "talk": SCRIPT_TALK}  # fmt: skip
+        # "scoring" 2: outcomes carry the simulation and the leakage, so journals of earlier outcomes are not resumed.
+        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT, "scoring": 2}
 
     def initiator(self, trial: int) -> str:
         """Y opens the talk in even trials, Z in odd ones: each side starts half the games."""
         return PLAYERS[trial % 2]
 
-    def play(self, trial: int) -> Trial:
+    def _play_agents(self, trial: int) -> Trial:
         conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds)}] for p in PLAYERS}
         news = {p: "" for p in PLAYERS}
 
@@ -111,8 +249,8 @@ class AgentCoordinationGame:
             speaker = listener
 
         history: dict[str, list[str]] = {p: [] for p in PLAYERS}
-        per_player: dict[str, list[dict[str, Any]]] = {p: [] for p in PLAYERS}
-        rounds: list[dict[str, Any]] = []
+        played: list[dict[str, tuple[str, str] | None]] = []
+        reasons: list[dict[str, str]] = []
         for r in range(self.rounds):
             # Y then Z in even rounds, Z then Y in odd ones: each conversation is asked twice in a row,
             # so a server's cached prefix serves every other request. Neither sees the other's move
@@ -133,42 +271,127 @@ class AgentCoordinationGame:
                 )
                 heard(player, answer)
                 replies[player] = answer
-            moves = {p: replies[p].value[1] if replies[p].valid else None for p in PLAYERS}
+            played.append({p: replies[p].value if replies[p].valid else None for p in PLAYERS})
+            reasons.append({p: replies[p].reason for p in PLAYERS})
+            entries, pair = score_round(r, played[-1], reasons[-1])
+            moves = pair["moves"]
             for player in PLAYERS:
                 theirs = moves[other(player)]
-                answer = replies[player]
-                entry = {"round": r + 1, "valid": answer.valid, "points": points(player, moves)}
-                if answer.valid:
-                    prediction = answer.value[0]
-                    entry.update(prediction=prediction, move=moves[player], correct=prediction == theirs)
+                entry = entries[player]
+                if entry["valid"]:
                     result = f"you played {moves[player]}, {other(player)} played {theirs or 'nothing valid'}"
                     news[player] = f"Round {r + 1}: {result}; your prediction was {'right' if entry['correct'] else 'wrong'}: {entry['points']:+g}.\n"
                 else:
-                    entry.update(correct=False, reason=answer.reason)
-                    news[player] = f"Round {r + 1}: your answer was unusable ({answer.reason}); {other(player)} played {theirs or 'nothing valid'}: +0.\n"
-                per_player[player].append(entry)
+                    news[player] = f"Round {r + 1}: your answer was unusable ({entry['reason']}); {other(player)} played {theirs or 'nothing valid'}: +0.\n"
                 history[player].append(moves[player])
-            both_valid = all(replies[p].valid for p in PLAYERS)
-            rounds.append(
-                {
-                    "round": r + 1,
-                    "valid": both_valid,
-                    "moves": moves,
-                    "coordinated": both_valid and moves["Y"] == moves["Z"],
-                    "points": sum(points(p, moves) for p in PLAYERS) / 2,
-                }
-            )
-        return {"valid": True, "initiator": self.initiator(trial), "messages": talk, "rounds": rounds, "players": per_player}
+        return self._outcome(trial, talk, played, reasons, exposed=False)
+
+    # -- the omniscient script ----------------------------------------------------------------------
+
+    def script_prompt(self, trial: int) -> tuple[dict[str, str], ...]:
+        first = self.initiator(trial)
+        talk = ""
+        if self.messages:
+            order = ", ".join(speakers(self.messages, first))
+            talk = SCRIPT_TALK.format(messages=self.messages, s="" if self.messages == 1 else "s", first=first, order=order)
+        messages_form = (f'"messages": [{self.messages} message{"" if self.messages == 1 else "s"} of at most '
+                         f'{MESSAGE_CHARACTERS} characters, in that order], ') if self.messages else ""  # fmt: skip
+        user = (
+            f"{talk}Write the whole game, every message and all {self.rounds} rounds, as JSON: "
+            f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {{"prediction": "A" or "B", "move": "A" or "B"}}, '
+            f'"Z": {{"prediction": "A" or "B", "move": "A" or "B"}}}}]}}'
+        )
+        return ({"role": "system", "content": SCRIPT_SYSTEM_PROMPT.format(rounds=self.rounds)}, {"role": "user", "content": user})
+
+    def script_schema(self) -> dict[str, Any]:
+        turn = answers.object_schema(Y=MOVE_SCHEMA, Z=MOVE_SCHEMA)
+        rounds = {"type": "array", "items": turn, "minItems": self.rounds, "maxItems": self.rounds}
+        if not self.messages:
+            return answers.object_schema(rounds=rounds)
+        talk = {"type": "array", "items": {"type": "string", "pattern": SCRIPT_MESSAGE_PATTERN},
+                "minItems": self.messages, "maxItems": self.messages}  # fmt: skip
+        return answers.object_schema(messages=talk, rounds=rounds)
+
+    def _play_script(self, trial: int) -> Trial:
+        first = self.initiator(trial)
+        tokens = SCRIPT_TOKENS_FRAME + SCRIPT_TOKENS_PER_ROUND * self.rounds + SCRIPT_TOKENS_PER_MESSAGE * self.messages
+        answer = yield Decision(self.script_prompt(trial), self.script_schema(), answers.reader(read_script),
+                                {"phase": "script", "initiator": first, "messages": self.messages, "rounds": self.rounds},
+                                max_tokens=tokens)  # fmt: skip
+        script = answer.value if answer.valid else {"messages": [], "rounds": []}
+        talk = []
+        written = script["messages"]
+        for i, speaker in enumerate(speakers(self.messages, first)):
+            message = written[i] if i < len(written) else None
+            if not answer.valid:
+                talk.append({"from": speaker, "valid": False, "text": None, "reason": answer.reason})
+            elif message is None:
+                talk.append({"from": speaker, "valid": False, "text": None, "reason": f"missing: the script wrote {len(written)} messages"})
+            else:
+                talk.append({"from": speaker, "valid": message[0], "text": message[1] if message[0] else None,
+                             "reason": "" if message[0] else message[1]})  # fmt: skip
+        played, reasons = [], []
+        for r in range(self.rounds):
+            turn = script["rounds"][r] if r < len(script["rounds"]) else None
+            if not answer.valid:
+                why = answer.reason
+            elif turn is None:
+                why = f"missing: the script wrote {len(script['rounds'])} of {self.rounds} rounds"
+            else:
+                why = ""
+            turn = turn or {p: (False, why) for p in PLAYERS}
+            played.append({p: turn[p][1] if turn[p][0] else None for p in PLAYERS})
+            reasons.append({p: "" if turn[p][0] else (why or turn[p][1]) for p in PLAYERS})
+        return self._outcome(trial, talk, played, reasons, exposed=True)
+
+    def play(self, trial: int) -> Trial:
+        return self._play_script(trial) if self.simulation == "script" else self._play_agents(trial)
+
+    def _outcome(self, trial, talk, played, reasons, *, exposed: bool) -> dict[str, Any]:
+        per_player: dict[str, list[dict[str, Any]]] = {p: [] for p in PLAYERS}
+        rounds = []
+        for r, (replies, why) in enumerate(zip(played, reasons)):
+            entries, pair = score_round(r, replies, why)
+            for player in PLAYERS:
+                per_player[player].append(entries[player])
+            rounds.append(pair)
+        first_moves = {p: (played[0][p] or (None, None))[1] for p in PLAYERS} if played else {}
+        return {"valid": True, "simulation": self.simulation, "initiator": self.initiator(trial), "messages": talk,
+                "rounds": rounds, "players": per_player, "leakage": leakage(talk, first_moves, exposed)}  # fmt: skip
 
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        if situation["phase"] == "script":
+            return self._reference_script(agent, rng)
         if agent == "rational":
-            # Two copies of one rational agent share a convention, and say it: alternate, A first.
+            # With talk, the opener proposes a convention (alternate, A first) and both keep it. Without
+            # talk, nothing tells either which meeting the other will choose: each plays the mixed
+            # equilibrium (its favourite with probability 3/5) until they first meet, then repeats it.
             if situation["phase"] == "message":
-                return answers.dump({"message": "Let us alternate: A in odd rounds, B in even rounds."})
-            convention = ACTIONS[situation["round"] % 2]
-            return answers.dump({"prediction": convention, "move": convention})
+                return answers.dump({"message": CONVENTION})
+            if self.messages:
+                convention = ACTIONS[situation["round"] % 2]
+                return answers.dump({"prediction": convention, "move": convention})
+            met = [y for y, z in zip(situation["history"]["Y"], situation["history"]["Z"]) if y is not None and y == z]
+            if met:
+                return answers.dump({"prediction": met[-1], "move": met[-1]})
+            me = situation["player"]
+            move = FAVOURITE[me] if rng.random() < 0.6 else FAVOURITE[other(me)]
+            return answers.dump({"prediction": FAVOURITE[other(me)] if rng.random() < 0.6 else FAVOURITE[me], "move": move})
         if agent == "random":
             if situation["phase"] == "message":
                 return answers.dump({"message": rng.choice(("Let us meet at A.", "Let us meet at B."))})
             return answers.dump({"prediction": rng.choice(ACTIONS), "move": rng.choice(ACTIONS)})
         raise ValueError(f"no reference agent {agent!r} for {self.name}")
+
+    def _reference_script(self, agent: str, rng: random.Random) -> str:
+        """The omniscient writer: the rational one writes a convention that both keep, so the pair
+        meets every round; the random one writes anything."""
+        if agent == "rational":
+            turns = [{p: {"prediction": ACTIONS[r % 2], "move": ACTIONS[r % 2]} for p in PLAYERS} for r in range(self.rounds)]
+            talk = [CONVENTION] * self.messages
+        elif agent == "random":
+            turns = [{p: {"prediction": rng.choice(ACTIONS), "move": rng.choice(ACTIONS)} for p in PLAYERS} for _ in range(self.rounds)]
+            talk = [rng.choice(("Let us meet at A.", "Let us meet at B.")) for _ in range(self.messages)]
+        else:
+            raise ValueError(f"no reference agent {agent!r} for {self.name}")
+        return answers.dump({"messages": talk, "rounds": turns} if self.messages else {"rounds": turns})

@@ -38,18 +38,32 @@ The choices, each an experimental economist's:
   a growing conversation: the memory stands in for it.
 - **Personas** (the starting point, the seed's): *selfish* ("you look after yourself first"),
   *altruistic* ("you care for the whole village"), or *mixed* (half each, alternating).
+- **Two simulations** (Zhou et al. 2024). ``agents``: the villagers' requests above. ``script``: one
+  omniscient request a round is told everything every villager knows (each one's persona and store,
+  marked as private to it) and the public record, and writes the whole round for every villager
+  still there: the cap each proposes, the catch each asks for with its strategy, the villager each
+  punishes. The game plays that round from the script exactly as from the agents' answers (the
+  median cap, the allocation of a short lake, punishments, eating, leaving), so the two differ only
+  in who writes the choices.
+- **Information leakage.** What only a villager knows is its store and its persona. A stated
+  strategy leaks when its writer saw the other villagers' private side (the script's writer always
+  does; a villager never does) and the sentence names another villager together with that
+  villager's store at the start of the round (the number) or persona ("selfish", "altruistic"). The
+  leakage of a society is its leaking strategies over all strategies stated: zero in ``agents`` mode
+  by construction.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import answers
-from ..play import Decision, Trial
+from ..play import Answer, Decision, Trial
 
 NAMES = ("Ana", "Ben", "Cleo", "Dev", "Eli")
 MODULES = ("punishment", "social learning", "group decision")
@@ -63,6 +77,24 @@ STRATEGY_CHARACTERS = 160
 #: conversation, so that a society of 4 over 10 rounds costs what 120 short requests cost).
 MEMORY_ROUNDS = 3
 NOBODY = "nobody"
+SIMULATIONS = ("agents", "script")
+#: A strategy in a script is one line of plain text: a raw line break, which JSON forbids, would
+#: cost the whole round of every villager, where it costs an agent its own answer. Its length is
+#: not in the pattern (a bounded repetition makes a grammar server slow): it is cut to
+#: STRATEGY_CHARACTERS when read, as an agent's is.
+SCRIPT_STRATEGY_PATTERN = "^[A-Za-z0-9 ,.!?:;()'-]*$"
+SCRIPT_PERSONAS = {
+    "selfish": "{name} looks after themselves first, and wants their own store of fish to be as large as it can be.",
+    "altruistic": "{name} cares for the whole village, and wants every villager to eat for as long as possible.",
+}
+SCRIPT_SYSTEM_PROMPT = (
+    "You write the story of {count} villagers, {names}, who live from the fish of a shared lake. Each round every "
+    "villager catches between 0 and {max_catch} fish, which go to their own store. After the catch, each villager eats "
+    "{need} fish from their store; a villager whose store cannot feed them leaves the village for good. The lake's "
+    "fish regrow between rounds, up to {capacity}. The village lives at most {rounds} rounds. What each villager wants, "
+    "which the others do not know: {personas}"
+)
+SCRIPT_TOKENS_PER_VILLAGER, SCRIPT_TOKENS_FRAME = 96, 64
 
 SYSTEM_PROMPT = (
     "You are {me}, one of {count} villagers who live from the fish of a shared lake. {persona} Each round every "
@@ -102,6 +134,7 @@ class Commons:
     punish_cost: int = 1
     punish_strength: int = 4
     collapse_below: int = 5
+    simulation: str = "agents"
     name: str = "the commons"
     reference_kinds: tuple[str, ...] = field(default=("rational", "random", "sustainable"))
 
@@ -113,6 +146,8 @@ class Commons:
         unknown = set(self.modules) - set(MODULES)
         if unknown or not 2 <= self.villagers <= len(NAMES):
             raise ValueError(f"modules are among {', '.join(MODULES)} and 2-{len(NAMES)} villagers")
+        if self.simulation not in SIMULATIONS:
+            raise ValueError(f"simulation is one of {', '.join(SIMULATIONS)}, got {self.simulation!r}")
 
     @property
     def regrowth(self) -> float:
@@ -123,8 +158,11 @@ class Commons:
         return lake * (1 - 1 / self.regrowth)
 
     def fingerprint(self) -> Mapping[str, Any]:
-        fields = {k: v for k, v in vars(self).items() if k != "reference_kinds"}
-        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS}
+        # "scoring" 2: outcomes carry the strategies, the stores and the leakage, so journals of
+        # earlier outcomes are not resumed.
+        fields = {k: v for k, v in vars(self).items() if k != "reference_kinds" and not (k == "simulation" and v == "agents")}
+        script = {"script_prompt": SCRIPT_SYSTEM_PROMPT, "script_personas": SCRIPT_PERSONAS} if self.simulation == "script" else {}
+        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "scoring": 2, **script}
 
     def system(self, index: int) -> str:
         return SYSTEM_PROMPT.format(
@@ -142,20 +180,31 @@ class Commons:
         alive = list(names)
         lake = float(self.capacity)
         memory = {n: [] for n in names}  # each villager's summary of each past round, as it saw it
+        chronicle: list[str] = []  # the public record of each past round, the script's memory
         history: list[dict[str, Any]] = []
         invalid = {"cap": 0, "catch": 0, "punish": 0}
         survived, collapse = self.rounds, None
         for round_number in range(1, self.rounds + 1):
             record: dict[str, Any] = {"round": round_number, "lake": lake, "alive": list(alive),
-                                      "sustainable_total": self.sustainable_total(lake)}  # fmt: skip
+                                      "sustainable_total": self.sustainable_total(lake), "stores_before": dict(stores)}  # fmt: skip
             seen = ""  # what happened so far this round, public
+            learning = ""
+            if "social learning" in self.modules and round_number > 1:
+                best = max(alive, key=lambda n: (stores[n], -names.index(n)))
+                if strategies[best]:
+                    learning = f'The villager with the largest store now is {best}, whose strategy is: "{strategies[best]}" You may adopt it.\n'
+                record["model_strategy"] = {"of": best, "strategy": strategies[best]}
+            script = None
+            if self.simulation == "script":
+                written = yield self._script(alive, stores, chronicle, round_number, lake, learning)
+                script = ScriptRound(written, alive, self.max_catch)
             cap = None
             if "group decision" in self.modules:
                 proposals = {}
                 for name in alive:
-                    answer = yield self._ask(name, memory, seen, stores, round_number, lake, "cap", (
+                    answer = yield from self._decide(script, name, "cap", lambda: self._ask(name, memory, seen, stores, round_number, lake, "cap", (
                         f"Before fishing, the village votes on a cap: the most fish each villager may catch this round. "
-                        f"The median of all proposals wins. Answer in JSON: {{\"cap\": a number from 0 to {self.max_catch}}}"))  # fmt: skip
+                        f"The median of all proposals wins. Answer in JSON: {{\"cap\": a number from 0 to {self.max_catch}}}")))  # fmt: skip
                     if answer.valid:
                         proposals[name] = answer.value
                     else:
@@ -166,19 +215,14 @@ class Commons:
                 seen += f"Proposed caps: {public}. The village's cap this round: {'none' if cap is None else f'{cap:g} fish each'}.\n"
                 record.update(proposals=proposals, cap=cap)
 
-            learning = ""
-            if "social learning" in self.modules and round_number > 1:
-                best = max(alive, key=lambda n: (stores[n], -names.index(n)))
-                if strategies[best]:
-                    learning = f'The villager with the largest store now is {best}, whose strategy is: "{strategies[best]}" You may adopt it.\n'
-                record["model_strategy"] = {"of": best, "strategy": strategies[best]}
-            wanted = {}
+            wanted, stated = {}, {}
             for name in alive:
-                answer = yield self._ask(name, memory, seen, stores, round_number, lake, "catch", (
+                answer = yield from self._decide(script, name, "catch", lambda: self._ask(name, memory, seen, stores, round_number, lake, "catch", (
                     f"{learning}How many fish do you catch this round? Answer in JSON: "
-                    f'{{"catch": a number from 0 to {self.max_catch}, "strategy": "your strategy, in one sentence"}}'))  # fmt: skip
+                    f'{{"catch": a number from 0 to {self.max_catch}, "strategy": "your strategy, in one sentence"}}')))  # fmt: skip
                 if answer.valid:
                     wanted[name], strategies[name] = answer.value
+                    stated[name] = strategies[name]
                 else:
                     wanted[name] = 0
                     invalid["catch"] += 1
@@ -191,17 +235,18 @@ class Commons:
             catches = ", ".join(f"{n} {caught[n]:g}" for n in alive)
             seen += (f"The catches: {catches}; the lake went down from {before:g} to {lake:g} fish."
                      + (f" Over the cap: {', '.join(breaches)}." if breaches else "") + "\n")  # fmt: skip
-            record.update(wanted=wanted, caught=caught, breaches=breaches, after_harvest=lake)
+            record.update(wanted=wanted, caught=caught, breaches=breaches, after_harvest=lake, strategies=stated,
+                          leaks=self.leaks(stated, record["stores_before"], names, exposed=script is not None))  # fmt: skip
 
             punishments = []
             if "punishment" in self.modules and len(alive) > 1:
                 for name in alive:
                     others = [n for n in alive if n != name]
                     options = " or ".join(f'"{n}"' for n in (*others, NOBODY))
-                    answer = yield self._ask(name, memory, seen, stores, round_number, lake, "punish", (
+                    answer = yield from self._decide(script, name, "punish", lambda: self._ask(name, memory, seen, stores, round_number, lake, "punish", (
                         f"You may punish one villager for this round: it costs you {self.punish_cost} fish from your store "
                         f"and takes {self.punish_strength} from theirs. Answer in JSON: {{\"punish\": {options}}}"),
-                        options=(*others, NOBODY))  # fmt: skip
+                        options=(*others, NOBODY)))  # fmt: skip
                     if not answer.valid:
                         invalid["punish"] += 1
                     elif answer.value != NOBODY and stores[name] >= self.punish_cost:
@@ -233,9 +278,85 @@ class Commons:
             seen += f"Between rounds the lake regrew from {lake:g} to {regrown:g} fish.\n"
             for name in alive:  # what each remembers of the round: the public record, and its own catch
                 memory[name].append(f"Round {round_number} (you caught {caught[name]:g}):\n{seen}")
+            chronicle.append(f"Round {round_number}:\n{seen}")
             lake = regrown
             record["regrown"] = lake
         return self._outcome(history, stores, survived, collapse, invalid)
+
+    @staticmethod
+    def _decide(script: ScriptRound | None, name: str, phase: str, ask):
+        """A villager's answer for ``phase``: asked of the villager (agents), or read from the round's script."""
+        if script is None:
+            return (yield ask())
+        return script.answer(name, phase)
+
+    def _script(self, alive, stores, chronicle, round_number, lake, learning) -> Decision:
+        """The omniscient request of a round: every villager's private side, the public record, and
+        the form of the whole round."""
+        names = NAMES[: self.villagers]
+        personas = " ".join(SCRIPT_PERSONAS[persona_of(self.personas, i)].format(name=n) for i, n in enumerate(names))
+        system = SCRIPT_SYSTEM_PROMPT.format(
+            count=self.villagers, names=", ".join(names), max_catch=self.max_catch, need=self.need, capacity=self.capacity,
+            rounds=self.rounds, personas=personas,
+        )  # fmt: skip
+        remembered = "".join(chronicle[-MEMORY_ROUNDS:])
+        private = ", ".join(f"{n} {stores[n]:g} fish" for n in alive)
+        rules = ""
+        if "group decision" in self.modules:
+            rules += "Before fishing, the village votes on a cap: the most fish each villager may catch this round; the median of all proposals wins. "
+        if "punishment" in self.modules:
+            rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost} fish "
+                      f"and takes {self.punish_strength} from the punished. ")  # fmt: skip
+        fields = self._script_fields(alive[0], alive)
+        form = ", ".join(f'"{n}": {{{fields}}}' for n in alive[:1]) + (", ..." if len(alive) > 1 else "")
+        text = (("What happened in the last rounds:\n" + remembered if remembered else "")
+                + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. The villagers' stores, "
+                + f"each known only to its owner: {private}.\n" + learning + rules
+                + f"Write this round for every villager still in the village ({', '.join(alive)}) as JSON: {{{form}}}")  # fmt: skip
+        situation = {"phase": "script", "alive": list(alive), "round": round_number, "lake": lake, "villagers": self.villagers,
+                     "stores": dict(stores), "modules": list(self.modules)}  # fmt: skip
+        tokens = SCRIPT_TOKENS_FRAME + SCRIPT_TOKENS_PER_VILLAGER * len(alive)
+        return Decision(({"role": "system", "content": system}, {"role": "user", "content": text}), self._script_schema(alive),
+                        answers.reader(lambda obj: obj), situation, max_tokens=tokens)  # fmt: skip
+
+    def _script_fields(self, name: str, alive: Sequence[str]) -> str:
+        fields = []
+        if "group decision" in self.modules:
+            fields.append(f'"cap": a number from 0 to {self.max_catch}')
+        fields += [f'"catch": a number from 0 to {self.max_catch}', '"strategy": "their strategy, in one sentence"']
+        if "punishment" in self.modules:
+            fields.append('"punish": another villager\'s name or "nobody"')
+        return ", ".join(fields)
+
+    def _script_schema(self, alive: Sequence[str]) -> dict[str, Any]:
+        def villager(name: str) -> dict[str, Any]:
+            fields: dict[str, Any] = {}
+            if "group decision" in self.modules:
+                fields["cap"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
+            fields["catch"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
+            fields["strategy"] = {"type": "string", "pattern": SCRIPT_STRATEGY_PATTERN}
+            if "punishment" in self.modules:
+                fields["punish"] = answers.one_of((*[n for n in alive if n != name], NOBODY))
+            return answers.object_schema(**fields)
+
+        return answers.object_schema(**{name: villager(name) for name in alive})
+
+    def leaks(self, stated: Mapping[str, str], stores_before: Mapping[str, float], names: Sequence[str], *, exposed: bool) -> list[str]:
+        """The villagers whose stated strategy this round leaks another's private side (the module's
+        docstring): none where the writer was not exposed to it."""
+        if not exposed:
+            return []
+        leaking = []
+        for writer, sentence in stated.items():
+            for other in names:
+                if other == writer or not re.search(rf"\b{other}\b", sentence):
+                    continue
+                store = f"{stores_before.get(other, -1):g}"
+                persona = persona_of(self.personas, NAMES.index(other))
+                if re.search(rf"(?<![\d.]){re.escape(store)}(?![\d])", sentence) or re.search(rf"\b{persona}\b", sentence, re.IGNORECASE):
+                    leaking.append(writer)
+                    break
+        return leaking
 
     def _ask(self, name, memory, seen, stores, round_number, lake, phase, question, options=()) -> Decision:
         index = NAMES.index(name)
@@ -285,6 +406,8 @@ class Commons:
         return caught
 
     def _outcome(self, history, stores, survived, collapse, invalid) -> dict[str, Any]:
+        stated = sum(len(r.get("strategies", {})) for r in history)
+        leaking = sum(len(r.get("leaks", [])) for r in history)
         ratios = [sum(r["caught"].values()) / r["sustainable_total"] for r in history if r["sustainable_total"] > 0]
         agent_rounds = sum(len(r["alive"]) for r in history)
         capped = [r for r in history if r.get("cap") is not None]
@@ -301,12 +424,16 @@ class Commons:
             "invalid": invalid,
             "rounds": history,
             "final_stores": dict(stores),
+            "simulation": self.simulation,
+            "leakage": {"exposed": self.simulation == "script", "acts": stated, "leaks": leaking, "rate": leaking / stated if stated else 0.0},
         }
 
     # -- reference agents -------------------------------------------------------------------------------
 
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
         phase = situation["phase"]
+        if phase == "script":
+            return self._reference_script(agent, situation, rng)
         share = self.sustainable_total(situation["lake"]) / situation["villagers"]
         if agent == "rational":  # the tragedy: myopic and selfish, it takes all a boat holds and never pays to punish
             return _reply(phase, float(self.max_catch), "Catch as much as I can.", NOBODY)
@@ -317,6 +444,56 @@ class Commons:
             options = situation["options"] or [NOBODY]
             return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options))
         raise ValueError(f"no reference agent {agent!r} for {self.name}")
+
+    def _reference_script(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        """The omniscient writer. The rational one (and the sustainable one) plans for the village:
+        each takes an equal share of what the lake regrows and proposes it, nobody punishes; the
+        random one writes anything."""
+        alive = situation["alive"]
+        share = float(int(self.sustainable_total(situation["lake"]) / len(alive)))
+        written = {}
+        for name in alive:
+            if agent in ("rational", "sustainable"):
+                cap = catch = share
+                strategy, punish = f"Catch {share:g}, an equal share of what the lake regrows.", NOBODY
+            elif agent == "random":
+                cap, catch = float(rng.randint(0, self.max_catch)), float(rng.randint(0, self.max_catch))
+                strategy, punish = "Catch a random amount.", rng.choice([*[n for n in alive if n != name], NOBODY])
+            else:
+                raise ValueError(f"no reference agent {agent!r} for {self.name}")
+            entry: dict[str, Any] = {"cap": cap} if "group decision" in self.modules else {}
+            entry |= {"catch": catch, "strategy": strategy}
+            if "punishment" in self.modules:
+                entry["punish"] = punish
+            written[name] = entry
+        return answers.dump(written)
+
+
+class ScriptRound:
+    """One round as a script wrote it, read villager by villager and phase by phase, so that one
+    villager's bad field costs that villager's answer, as it would cost an agent."""
+
+    def __init__(self, written: Answer, alive: Sequence[str], max_catch: float):
+        self.written = written
+        self.alive = list(alive)
+        self.max_catch = max_catch
+
+    def answer(self, name: str, phase: str) -> Answer:
+        if not self.written.valid:
+            return Answer.invalid(self.written.reason)
+        entry = self.written.value.get(name)
+        if not isinstance(entry, dict):
+            return Answer.invalid(f"missing field: the script wrote nothing for {name!r}")
+        try:
+            if phase == "cap":
+                return Answer(True, answers.bounded(entry, "cap", 0, self.max_catch))
+            if phase == "catch":
+                strategy = entry.get("strategy", "")
+                strategy = strategy.strip()[:STRATEGY_CHARACTERS] if isinstance(strategy, str) else ""
+                return Answer(True, (answers.bounded(entry, "catch", 0, self.max_catch), strategy))
+            return Answer(True, answers.choice(entry, "punish", (*[n for n in self.alive if n != name], NOBODY)))
+        except answers.InvalidAnswer as error:
+            return Answer.invalid(str(error))
 
 
 def _reply(phase: str, amount: float, strategy: str, punish: str) -> str:

@@ -1,0 +1,234 @@
+"""SCRIPT against AGENTS as an instrument: the omniscient script is scored exactly as the agents'
+play, information leakage is what its definition says (and zero for agents whatever they write),
+the criterion tells a perfect script from agents who cannot know, and no script a model writes
+stops a game."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_gaamas import answers, stats
+from pytest_gaamas.games import bos_agents
+from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, AgentCoordinationGame, reveals_preference
+from pytest_gaamas.games.commons import NAMES, NOBODY, Commons
+from pytest_gaamas.models.reference import ReferenceAgent
+from pytest_gaamas.play import play_trial
+
+LEAKING_MESSAGE = {"Y": "Z, you prefer B because it gives you 3 points.", "Z": "Y, I know you prefer A."}
+
+
+class Writer:
+    """Replies with ``write(decision)``: a planted agent or script writer."""
+
+    spec = "planted"
+
+    def __init__(self, write):
+        self.write = write
+        self.seen = []
+
+    def reply(self, request):
+        self.seen.append(request.decision)
+        return self.write(request.decision)
+
+
+def leaky_agent(decision):
+    """Says the other's payoffs in every message and gives way at once: what an agent may guess."""
+    situation = decision.situation
+    if situation["phase"] == "message":
+        return answers.dump({"message": LEAKING_MESSAGE[situation["player"]]})
+    yielded = FAVOURITE[bos_agents.other(situation["player"])]
+    return answers.dump({"prediction": yielded, "move": yielded})
+
+
+def leaky_script(decision):
+    """The same acts, written by an omniscient writer."""
+    situation = decision.situation
+    talk = [LEAKING_MESSAGE[p] for p in bos_agents.speakers(situation["messages"], situation["initiator"])]
+    turns = [{p: {"prediction": FAVOURITE[bos_agents.other(p)], "move": FAVOURITE[bos_agents.other(p)]} for p in PLAYERS}] * situation["rounds"]
+    return answers.dump({"messages": talk, "rounds": turns} if talk else {"rounds": turns})
+
+
+@pytest.mark.parametrize(
+    ("message", "writer", "reveals"),
+    [
+        ("Z, you prefer B because it gives you 3 points.", "Y", True),
+        ("I think your favourite is B", "Y", True),
+        ("Z wants B. Fine.", "Y", True),
+        ("I prefer A.", "Y", False),  # its own preference: its own to say
+        ("Let us meet at B.", "Y", False),  # a proposal, no payoff of the other's in it
+        ("You prefer A, I bet.", "Y", False),  # the wrong meeting: Z's favourite is B
+        ("A good plan: you pick, I like it.", "Z", False),  # "A" opens the sentence: no meeting named
+        ("Y, you would rather meet at A", "Z", True),
+        ("you want. B is", "Y", False),  # the preference and the meeting in two sentences
+    ],
+)
+def test_a_message_reveals_the_others_preference_only_as_the_rule_says(message, writer, reveals):
+    assert reveals_preference(message, writer) is reveals
+
+
+@pytest.mark.parametrize("messages", [0, 1, 3])
+def test_leakage_is_zero_for_agents_whatever_they_write_and_counted_for_the_script(messages):
+    agents = [play_trial(AgentCoordinationGame(messages), Writer(leaky_agent), t, seed=0, temperature=0.7).outcome for t in range(4)]
+    script = [play_trial(AgentCoordinationGame(messages, simulation="script"), Writer(leaky_script), t, seed=0, temperature=0.7).outcome
+              for t in range(4)]  # fmt: skip
+    assert all(o["leakage"]["leaks"] == 0 and not o["leakage"]["exposed"] for o in agents)
+    for outcome in script:
+        leakage = outcome["leakage"]
+        assert leakage["exposed"] and len(leakage["acts"]) == messages + 2
+        message_leaks = [a["leaks"] for a in leakage["acts"] if a["act"] == "message"]
+        # each player's first message leaks; a later one too, as long as the other has not named its meeting
+        assert message_leaks[:2] == [True] * min(messages, 2)
+        moves = [a["leaks"] for a in leakage["acts"] if a["act"] == "round 1 move"]
+        # a concession to a meeting some message named follows the talk; to one nobody named, a secret
+        named = {m for message in outcome["messages"] for m in "AB" if bos_agents.names_meeting(message["text"], m)}
+        assert moves == [FAVOURITE[bos_agents.other(p)] not in named for p in PLAYERS]
+        assert leakage["rate"] == leakage["leaks"] / len(leakage["acts"]) > 0
+
+
+def test_no_agent_prompt_holds_the_others_payoffs_and_the_scripts_holds_both():
+    watcher = Writer(leaky_agent)
+    play_trial(AgentCoordinationGame(3), watcher, 0, seed=0, temperature=0.7)
+    for decision in watcher.seen:
+        me = decision.situation["player"]
+        text = json.dumps(decision.messages)
+        assert bos_agents.system_prompt(bos_agents.other(me), bos_agents.ROUNDS) not in text
+        assert "private" not in text
+    script = AgentCoordinationGame(3, simulation="script").script_prompt(0)
+    assert "Y's private payoffs" in script[0]["content"] and "Z's private payoffs" in script[0]["content"]
+
+
+def test_the_script_is_scored_exactly_as_the_agents_play():
+    """Agents play; their moves, written as a script, score the same rounds, points and accuracy."""
+    for trial in range(6):
+        agents = play_trial(AgentCoordinationGame(2), ReferenceAgent("random"), trial, seed=5, temperature=0.7).outcome
+        turns = [{p: {k: agents["players"][p][r][k] for k in ("prediction", "move")} for p in PLAYERS} for r in range(bos_agents.ROUNDS)]
+        talk = [m["text"] for m in agents["messages"]]
+        script = play_trial(AgentCoordinationGame(2, simulation="script"), Writer(lambda d: answers.dump({"messages": talk, "rounds": turns})),
+                            trial, seed=5, temperature=0.7).outcome  # fmt: skip
+        assert script["rounds"] == agents["rounds"] and script["players"] == agents["players"]
+        assert script["messages"] == agents["messages"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not json at all", "[]", "{}", '{"rounds": 3}', '{"rounds": []}', '{"rounds": [1, "x", null]}',
+        '{"messages": "hi", "rounds": []}', '{"messages": [1, "' + "x" * 500 + '"], "rounds": [{"Y": {"prediction": "A"}}]}',
+        json.dumps({"rounds": [{"Y": {"prediction": "A", "move": "A"}, "Z": {"prediction": "B", "move": "C"}}] * 30}),
+        "```json\n" + json.dumps({"rounds": [{"Y": {"prediction": "A", "move": "A"}, "Z": {"prediction": "A", "move": "A"}}]}) + "\n```",
+    ],
+)
+def test_a_broken_script_costs_its_rounds_and_stops_nothing(reply):
+    outcome = play_trial(AgentCoordinationGame(2, simulation="script"), Writer(lambda d: reply), 0, seed=0, temperature=0.7).outcome
+    assert len(outcome["rounds"]) == bos_agents.ROUNDS and len(outcome["messages"]) == 2
+    for player in PLAYERS:
+        for entry in outcome["players"][player]:
+            assert entry["valid"] or entry["reason"]  # every unusable answer says why
+    assert 0.0 <= outcome["leakage"]["rate"] <= 1.0
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+                    lambda inner: st.lists(inner, max_size=12) | st.dictionaries(st.sampled_from(["rounds", "messages", "Y", "Z", "move", "prediction"]), inner, max_size=4),
+                    max_leaves=40))  # fmt: skip
+def test_any_json_a_script_writer_returns_makes_a_whole_game(value):
+    game = AgentCoordinationGame(1, simulation="script")
+    outcome = play_trial(game, Writer(lambda d: json.dumps(value)), 0, seed=0, temperature=0.7).outcome
+    assert len(outcome["rounds"]) == game.rounds
+    assert sum(r["valid"] for r in outcome["rounds"]) <= game.rounds
+
+
+def test_the_criterion_tells_a_perfect_script_from_agents_who_cannot_know():
+    """Without talk, rational agents meet only as well as the mixed equilibrium lets them; the
+    rational script meets every round: the script overstates success. With talk they tie."""
+    def rates(messages, simulation, kind):
+        game = AgentCoordinationGame(messages, simulation=simulation)
+        outcomes = [play_trial(game, ReferenceAgent(kind), t, seed=0, temperature=0.7).outcome for t in range(30)]
+        return [sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"]) for o in outcomes]
+
+    assert stats.stochastically_greater(rates(0, "script", "rational"), rates(0, "agents", "rational")) < 0.05
+    assert stats.stochastically_greater(rates(0, "agents", "rational"), rates(0, "script", "rational")) > 0.5
+    assert stats.stochastically_greater(rates(2, "script", "rational"), rates(2, "agents", "rational")) == 1.0
+    assert stats.stochastically_greater(rates(2, "script", "random"), rates(2, "agents", "random")) > 0.05
+    first_round = [r[0] for r in (play_trial(AgentCoordinationGame(0), ReferenceAgent("rational"), t, seed=0, temperature=0.7).outcome["rounds"]
+                                  for t in range(400))]  # fmt: skip
+    assert abs(sum(r["coordinated"] for r in first_round) / 400 - 12 / 25) < 0.07  # the mixed equilibrium meets 12/25 of the time
+
+
+@pytest.mark.parametrize(("first", "second", "small"), [([1.0] * 10, [0.0] * 10, True), ([0.5] * 10, [0.5] * 10, False), ([], [1.0], False)])
+def test_the_one_sided_test_of_two_samples(first, second, small):
+    p = stats.stochastically_greater(first, second)
+    assert (p < 0.05) is small and 0.0 <= p <= 1.0
+
+
+# -- the commons ------------------------------------------------------------------------------------
+
+
+def telling_villager(decision):
+    """A villager that names each other villager's store and persona in its strategy."""
+    situation = decision.situation
+    if situation["phase"] == "cap":
+        return answers.dump({"cap": 5})
+    if situation["phase"] == "catch":
+        return answers.dump({"catch": 5, "strategy": "Ben has 8 fish and is selfish, so I take 5."})
+    return answers.dump({"punish": NOBODY})
+
+
+def telling_script(decision):
+    situation = decision.situation
+    written = {}
+    for name in situation["alive"]:
+        other = next(n for n in situation["alive"] if n != name)
+        written[name] = {"cap": 5, "catch": 5, "strategy": f"{other} has {situation['stores'][other]:g} fish, so I take 5.", "punish": NOBODY}
+    return answers.dump(written)
+
+
+def test_commons_leakage_is_zero_for_villagers_and_counted_for_the_script():
+    villagers = [play_trial(Commons(), Writer(telling_villager), t, seed=0, temperature=0.7).outcome for t in range(3)]
+    assert all(o["leakage"]["leaks"] == 0 and o["leakage"]["acts"] > 0 and not o["leakage"]["exposed"] for o in villagers)
+    script = [play_trial(Commons(simulation="script"), Writer(telling_script), t, seed=0, temperature=0.7).outcome for t in range(3)]
+    for outcome in script:
+        assert outcome["leakage"]["exposed"] and outcome["leakage"]["rate"] == 1.0  # every strategy names another's store
+        assert all(r["leaks"] == r["alive"] for r in outcome["rounds"])
+
+
+def test_a_strategy_that_names_a_wrong_store_or_nobody_does_not_leak():
+    game = Commons(simulation="script")
+    stores = {n: 8.0 for n in NAMES[:4]}
+    assert game.leaks({"Ana": "Ben has 9 fish."}, stores, NAMES[:4], exposed=True) == []
+    assert game.leaks({"Ana": "I have 8 fish."}, stores, NAMES[:4], exposed=True) == []
+    assert game.leaks({"Ana": "Ben is altruistic."}, stores, NAMES[:4], exposed=True) == ["Ana"]  # Ben's persona in a mixed village
+    assert game.leaks({"Ana": "Ben has 8 fish."}, stores, NAMES[:4], exposed=False) == []
+
+
+def test_the_commons_script_sees_every_store_and_each_villager_only_its_own():
+    game = Commons(simulation="script")
+    watcher = Writer(telling_script)
+    play_trial(game, watcher, 0, seed=0, temperature=0.7)
+    first = watcher.seen[0]
+    assert "Ana 8 fish, Ben 8 fish, Cleo 8 fish, Dev 8 fish" in first.messages[1]["content"]
+    assert all(n in first.messages[0]["content"] for n in NAMES[:4])
+    assert len(watcher.seen) == game.rounds  # one request a round
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["nonsense", "{}", '{"Ana": 3}', '{"Ana": {"cap": 99, "catch": -1, "strategy": 7, "punish": "Ana"}}',
+     json.dumps({n: {"cap": 5, "catch": 5, "strategy": "x", "punish": "Eli"} for n in NAMES[:4]}),
+     json.dumps({n: {"cap": "five", "catch": 5, "strategy": "x\n" * 400, "punish": NOBODY} for n in NAMES[:4]})],
+)
+def test_a_broken_commons_script_costs_answers_and_stops_nothing(reply):
+    outcome = play_trial(Commons(simulation="script"), Writer(lambda d: reply), 0, seed=0, temperature=0.7).outcome
+    assert outcome["valid"] and 0 <= outcome["survived_rounds"] <= 10
+    assert sum(outcome["invalid"].values()) > 0 or all(len(s) <= 160 for r in outcome["rounds"] for s in r["strategies"].values())
+
+
+def test_the_rational_script_plans_for_the_village_and_the_myopic_agents_do_not():
+    game = Commons(simulation="script")
+    planned = [play_trial(game, ReferenceAgent("rational"), t, seed=0, temperature=0.7).outcome for t in range(10)]
+    myopic = [play_trial(Commons(), ReferenceAgent("rational"), t, seed=0, temperature=0.7).outcome for t in range(10)]
+    assert all(o["survived"] for o in planned) and not any(o["survived"] for o in myopic)
+    _, p = stats.survives_longer([o["survived_rounds"] for o in planned], [o["survived_rounds"] for o in myopic], game.rounds)
+    assert p < 0.001
