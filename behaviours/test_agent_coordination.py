@@ -52,7 +52,7 @@ LEVELS_TABLE = "Agent-agent coordination: the pair's outcome beside each player'
 LEVELS_COLUMNS = ("pair: coordination rate [95% CI]", "players: moves to their own favourite [95% CI]",
                   "players: own favourite in round 1 [95% CI]", "valid moves")  # fmt: skip
 SCRIPT_TABLE = "Agent-agent coordination: the omniscient script against separate agents, per game [95% CI]"
-SCRIPT_COLUMNS = ("measure", "agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
+SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
 #: Per game: its measure from the outcome, and whether the criterion is about it.
 MEASURES = {
     "coordination rate": lambda o: sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"]),
@@ -124,10 +124,10 @@ def test_script_overstates_success(gaamas, messages):
             table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
             passed=p < ALPHA if judged else None, criterion=CRITERION if judged else "", columns=SCRIPT_COLUMNS,
             unit="points" if measure == "points" else "",
-            cells={"measure": measure, "agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
+            cells={"agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
                    "script": cell(stats.mean(by_script)), "script - agents [95% CI]": cell(difference),
                    "p (script > agents, one-sided)": p_value_text(p)},
-            row={"messages": column}, row_rank=MESSAGES.index(messages) * len(MEASURES) + rank, worse="both",
+            row={"messages": column, "measure": measure}, row_rank=MESSAGES.index(messages) * len(MEASURES) + rank, worse="both",
             verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
             figures=(Figure("Agent-agent coordination: the omniscient script minus separate agents", INTERVAL, f"{measure}: script - agents [95% CI]",
                             panel=measure, x=column, x_axis="pre-play messages", references={"no difference": 0.0}),),

@@ -94,7 +94,7 @@ CLAIM_COLUMNS = ("longer-lived cell: rounds [95% CI]", "shorter-lived cell: roun
 
 
 SCRIPT_TABLE = "The commons: the omniscient script against separate villagers, per society [95% CI]"
-SCRIPT_COLUMNS = ("measure", "agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
+SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
 LEVELS_TABLE = "The commons: the group's outcome beside the villagers' own choices"
 LEVELS_COLUMNS = ("group: survival to round 10 [95% CI]", "group: harvest / sustainable [95% CI]",
                   "villagers: catch / equal share, median [IQR]", "villagers: share over 2x their share [95% CI]",
@@ -254,10 +254,10 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
             table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
             passed=p < ALPHA if judged else None, columns=SCRIPT_COLUMNS, worse="both", unit="",
             criterion=f"the script's societies outlive the agents': log-rank test, one-sided p < {ALPHA}" if judged else "",
-            cells={"measure": measure, "agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
+            cells={"agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
                    "script": cell(stats.mean(by_script)), "script - agents [95% CI]": cell(difference),
                    "p (script > agents, one-sided)": p_value_text(p) if judged else p_value_text(stats.stochastically_greater(by_script, by_agents))},
-            row={"cell": label}, row_rank=CELLS.index((environment, personas, ablation)) * len(SCRIPT_MEASURES) + index,
+            row={"cell": label, "measure": measure}, row_rank=CELLS.index((environment, personas, ablation)) * len(SCRIPT_MEASURES) + index,
             verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
             figures=(Figure("The commons: the omniscient script minus separate villagers", INTERVAL, f"{measure}: script - agents [95% CI]",
                             panel=measure, x=label, x_axis="cell", references={"no difference": 0.0}),),
