@@ -157,6 +157,9 @@ def group_and_players(gaamas, records, coordination, column, simulation):
     gaamas.reference(table=LEVELS_TABLE, label="theory: the mixed equilibrium",
                      cells={LEVELS_COLUMNS[0]: "0.48 without talk", LEVELS_COLUMNS[1]: "0.60 without talk", LEVELS_COLUMNS[2]: "0.60 without talk"},
                      source="each plays its favourite with probability 3/5 and they meet with probability 12/25", status="computed")  # fmt: skip
+    gaamas.reference(table=LEVELS_TABLE, label="people (Cooper et al. 1989)",
+                     cells={LEVELS_COLUMNS[0]: "0.48 no talk, 0.95 one-way, 0.55 two-way", LEVELS_COLUMNS[1]: "-", LEVELS_COLUMNS[2]: "-"},
+                     source=PEOPLE_SOURCE + "; per-player choices for these payoffs are not in the shipped data", status="unverified")  # fmt: skip
 
 
 def per_round(records):

@@ -198,6 +198,11 @@ def group_and_villagers(gaamas, game, outcomes, survival, harvest, row_rank, pan
                         note="the group's outcome is in the survival figure; people: over-appropriation without communication "
                              "(Ostrom, Walker & Gardner 1992, unverified)"),),
     )  # fmt: skip
+    gaamas.reference(table=LEVELS_TABLE, label="people: Ostrom, Walker & Gardner (1992)",
+                     cells={LEVELS_COLUMNS[1]: "well above the optimum without communication; near it with a covenant and sanctions",
+                            LEVELS_COLUMNS[2]: "-"},
+                     source="Ostrom, Walker & Gardner (1992), APSR 86(2): covenants with and without a sword; no individual data shipped",
+                     status="unverified")  # fmt: skip
 
 
 def average(values) -> str:

@@ -110,9 +110,9 @@ def reveals_preference(message: str, writer: str) -> bool:
     for sentence in re.split(r"[.!?;\n]+", message):
         words = sentence.strip()
         # A meeting's letter as a word, but not a sentence's first word ("A good plan" is no meeting).
-        names_meeting = re.search(rf"(?<=\S)\s+{meeting}\b", words) is not None
-        names_listener = re.search(rf"\b(?:{listener}|you|your)\b", words, re.IGNORECASE) is not None
-        if names_meeting and names_listener and re.search(rf"\b(?:{PREFERENCE_WORDS})\b", words, re.IGNORECASE):
+        meeting_named = re.search(rf"(?<=\S)\s+{meeting}\b", words) is not None
+        listener_named = re.search(rf"\b(?:{listener}|you|your)\b", words, re.IGNORECASE) is not None
+        if meeting_named and listener_named and re.search(rf"\b(?:{PREFERENCE_WORDS})\b", words, re.IGNORECASE):
             return True
     return False
 
