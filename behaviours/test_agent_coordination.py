@@ -107,7 +107,7 @@ def test_agent_coordination(gaamas, messages, simulation):
     group_and_players(gaamas, records, coordination, column, simulation)
     series = f"{column}, {simulation}"
     rounds.report_series(gaamas, title="Agent-agent coordination", column=series, columns=SERIES_COLUMNS, scores=per_round(records),
-                         references=rounds.reference_curves(game, trials, gaamas.seed, per_round), series_label=series, people=people,
+                         references=rounds.reference_curves(game, trials, gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
                          note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines")
     gaamas.verdict(passed, f"{simulation}: coordination rate {cell(coordination)} with {messages} messages; passing needs the lower bound >= {threshold}")
 

@@ -134,7 +134,9 @@ def _draw(behaviour: str, title: str, members: Sequence[tuple[Figure, Score]], m
     legend_rows = math.ceil(len(legend) / legend_columns)
     fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=legend_columns, frameon=False)
     fig.suptitle(title, fontsize=10)
-    _margins(fig, bottom_inches=0.45 + 0.19 * legend_rows)
+    legend_inches = 0.19 * legend_rows
+    fig.set_figheight(fig.get_figheight() + legend_inches)  # the panels keep their size, however long the legend
+    _margins(fig, bottom_inches=0.45 + legend_inches)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     plt.close(fig)
@@ -150,6 +152,11 @@ def _margins(fig, *, bottom_inches: float, left_inches: float = 0.65) -> None:
     width, height = fig.get_figwidth(), fig.get_figheight()
     fig.subplots_adjust(left=left_inches / width, right=1 - 0.15 / width, top=1 - 0.55 / height,
                         bottom=(bottom_inches + 0.35) / height, wspace=0.3, hspace=0.75)  # fmt: skip
+
+
+def _category_ticks(ax, categories: Sequence[str]) -> None:
+    """Category names under the axis, slanted where side by side they would run into each other."""
+    ax.set_xticks(range(len(categories)), categories, rotation=20 if sum(map(len, categories)) > 40 else 0)
 
 
 def _categories(points: Sequence[_Point]) -> list[str]:
@@ -199,7 +206,7 @@ def _violins(ax, points: Sequence[_Point], colours) -> list[str]:
             values = people.SOURCES[people_name]()
             _violin(ax, c + offsets[-1], values, PEOPLE_COLOUR, 0.8 / slots, "people" if "people" not in labelled else None, points=False)
             labelled.add("people")
-    ax.set_xticks(range(len(categories)), categories)
+    _category_ticks(ax, categories)
     ax.set_xlim(-0.5, len(categories) - 0.5)
     _references(ax, points)
     return missing
@@ -235,7 +242,7 @@ def _intervals(ax, points: Sequence[_Point], colours) -> list[str]:
             lows.append(max(0.0, p.score.score - low)), highs.append(max(0.0, high - p.score.score))
         if xs:
             ax.errorbar(xs, ys, yerr=[lows, highs], fmt=colours[name].marker, color=colours[name].color, markersize=4, capsize=3, label=name)
-    ax.set_xticks(range(len(categories)), categories, rotation=20 if sum(map(len, categories)) > 40 else 0)
+    _category_ticks(ax, categories)
     ax.set_xlim(-0.5, len(categories) - 0.5)
     _references(ax, points)
     return missing

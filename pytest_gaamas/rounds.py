@@ -78,14 +78,14 @@ def reference_curves(
 def report_series(
     gaamas, *, title: str, column: str, columns: tuple[str, ...], scores: Sequence[RoundScore],
     references: Mapping[str, Sequence[RoundScore]] | None = None, series_label: str = "",
-    people: Mapping[str, Mapping[str, float]] | None = None, note: str = "",
+    people: Mapping[str, Mapping[str, float]] | None = None, note: str = "", panel: str = "",
 ) -> None:  # fmt: skip
     """Fill ``column`` of the per-round tables, one table per measure: one row per round, one column
     per variant (an opponent, a number of messages), as the seed's figures have one line per variant.
 
     Each round is drawn too, in a figure per measure: a panel per ``column`` and generation (unless
     ``series_label`` names the line instead, as the two-agent game has one line per number of
-    messages), with ``references``' curves (``reference_curves``) and ``people``'s figures (measure
+    messages, in a ``panel`` per simulation), with ``references``' curves (``reference_curves``) and ``people``'s figures (measure
     -> label -> value) as reference lines."""
     generation = str(gaamas.variant.get("generation", "actions"))
     reference_at = {label: {r.round: r for r in curve} for label, curve in (references or {}).items()}
@@ -96,7 +96,7 @@ def report_series(
             values |= (people or {}).get(measure, {})
             figure = Figure(
                 title=f"{title}: {measure} per round", kind=LINE, axis=f"{measure} [95% CI]",
-                panel="" if series_label else f"{column}, {generation}", x=s.round, x_axis="round",
+                panel=panel if series_label else f"{column}, {generation}", x=s.round, x_axis="round",
                 series=series_label, references=values,
                 limits=RATE if estimate.kind == "rate" else None, note=note,
             )  # fmt: skip
