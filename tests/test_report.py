@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pytest_gaamas import drawing, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
-from pytest_gaamas.figures import INTERVAL, VIOLIN, Figure
+from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
 from pytest_gaamas.report import Score
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -168,6 +168,16 @@ def test_a_figure_says_which_of_its_cells_had_no_valid_answer():
     figure = Figure("shares", VIOLIN, "$ kept", x="A")
     (drawn,) = drawing.draw_run([score(sample=[10, 20, 30], figure=figure), score(model="n", value=None, figure=figure, test_id="u")])
     assert drawn.png.startswith(b"\x89PNG") and "no valid answer, so nothing drawn, for: n at A" in drawn.caption
+
+
+def test_a_figure_with_a_legend_taller_than_its_panels_grows_to_hold_it():
+    """Forty series (models x variants), each with its own line in the legend: drawn, not refused."""
+    scores = [score(model=f"model {m}", value=0.5, test_id=f"t{m}-{v}",
+                    figure=Figure("many", LINE, "rate", x=1, x_axis="round", series=f"variant {v}", references={f"reference {v}": 0.4}))
+              for m in range(5) for v in range(8)]  # fmt: skip
+    (drawn,) = drawing.draw_run(scores)
+    width, height = report_html._png_size(drawn.png)
+    assert drawn.png.startswith(b"\x89PNG") and height > width / 2
 
 
 def test_figures_are_drawn_the_same_every_time():
