@@ -30,6 +30,13 @@ def tragedy(test_id: str) -> bool:
     return ("/test_commons.py::test_commons[" in test_id and test_id.endswith("-agents]")) or "::test_commons_claim[" in test_id
 
 
+def talk_informs(test_id: str) -> bool:
+    """With a message before play, rational agents agree on a convention and meet every round, as
+    the rational script does: the script has nothing to overstate, and the criterion is rightly not
+    supported. Without talk it is (the agents cannot know each other's payoffs)."""
+    return "::test_script_overstates_success[" in test_id and not test_id.endswith("-0]")
+
+
 def human_likeness(test_id: str) -> bool:
     """Criteria that ask for people's behaviour: choices distributed as theirs, play that changes with
     the role and moves with the payoffs as theirs does. Theory's agent plays the same whatever."""
@@ -57,7 +64,7 @@ def test_the_rational_agent_passes_wherever_theory_defines_the_rational_answer(w
     results = verdicts(reference_run("rational", workspace))
     assert results
     for test_id, passed in results.items():
-        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id)), test_id
+        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id) or talk_informs(test_id)), test_id
 
 
 def test_the_random_agent_fails_at_chance(workspace):
