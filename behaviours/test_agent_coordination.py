@@ -149,7 +149,7 @@ def group_and_players(gaamas, records, coordination, column, simulation):
         criterion="", columns=LEVELS_COLUMNS,
         cells={LEVELS_COLUMNS[0]: cell(coordination), LEVELS_COLUMNS[1]: cell(insists), LEVELS_COLUMNS[2]: cell(opens), LEVELS_COLUMNS[3]: str(len(moves))},
         row={"messages": column, "simulation": simulation}, row_rank=SIMULATIONS.index(simulation) * len(MESSAGES) + COLUMNS.index(column),
-        figures=(Figure("Agent-agent coordination: each player's own favourite, beside the pair's meeting", INTERVAL,
+        figures=(Figure("Agent-agent coordination: moves to one's own favourite", INTERVAL,
                         "share of moves to the player's own favourite [95% CI]", x=column, x_axis="pre-play messages", series=simulation,
                         references={"mixed equilibrium (3/5)": 0.6}, limits=(0.0, 1.0),
                         note="the pair's outcome is in the coordination figure; people's per-player choices for these payoffs are not in the shipped data"),),

@@ -265,7 +265,8 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
             row={"cell": label, "measure": measure}, row_rank=CELLS.index((environment, personas, ablation)) * len(SCRIPT_MEASURES) + index,
             verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
             figures=(Figure("The commons: the omniscient script minus separate villagers", INTERVAL, f"{measure}: script - agents [95% CI]",
-                            panel=measure, x=label, x_axis="cell", references={"no difference": 0.0}),),
+                            panel=measure, x=ablation, x_axis="modules", series=f"{environment} lake, {personas}",
+                            references={"no difference": 0.0}),),
         )  # fmt: skip
     leaked = stats.mean([o["leakage"]["rate"] for o in script])
     gaamas.verdict(p < ALPHA, f"{label}: the script's societies live {cell(stats.mean([o['survived_rounds'] for o in script]), 1)} rounds, "
