@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_gaamas import answers, safejson
 from pytest_gaamas.errors import UnreadableFile
-from pytest_gaamas.games import bos_agents, dictator, portfolio, prisoners, repeated, ring
+from pytest_gaamas.games import bos_agents, commons, dictator, portfolio, prisoners, repeated, ring
 from pytest_gaamas.play import Answer, play_trial
 from pytest_gaamas.strategy import extract_code
 
@@ -114,6 +114,8 @@ GAMES = {
     "matching pennies": lambda: repeated.HiddenPatternGame(repeated.MATCHING_PENNIES, (("Head", "Tail"),)),
     "battle of the sexes": lambda: repeated.HiddenPatternGame(repeated.BATTLE_OF_THE_SEXES, (("A", "B"), ("B", "A"))),
     "two agents talking": lambda: bos_agents.AgentCoordinationGame(2),
+    "two agents, an omniscient script": lambda: bos_agents.AgentCoordinationGame(2, simulation="script"),
+    "the commons, an omniscient script": lambda: commons.Commons(simulation="script"),
 }
 
 
