@@ -307,7 +307,7 @@ class Commons:
         if "punishment" in self.modules:
             rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost} fish "
                       f"and takes {self.punish_strength} from the punished. ")  # fmt: skip
-        fields = self._script_fields(alive[0], alive)
+        fields = self._script_fields()
         form = ", ".join(f'"{n}": {{{fields}}}' for n in alive[:1]) + (", ..." if len(alive) > 1 else "")
         text = (("What happened in the last rounds:\n" + remembered if remembered else "")
                 + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. The villagers' stores, "
@@ -319,7 +319,7 @@ class Commons:
         return Decision(({"role": "system", "content": system}, {"role": "user", "content": text}), self._script_schema(alive),
                         answers.reader(lambda obj: obj), situation, max_tokens=tokens)  # fmt: skip
 
-    def _script_fields(self, name: str, alive: Sequence[str]) -> str:
+    def _script_fields(self) -> str:
         fields = []
         if "group decision" in self.modules:
             fields.append(f'"cap": a number from 0 to {self.max_catch}')
