@@ -99,7 +99,8 @@ def _worse_by(old: Score, new: Score) -> float:
     return {"down": -d, "up": d}.get(new.worse, abs(d))
 
 
-def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score]]:
+def _model_mapping(old: Sequence[Score], new: Sequence[Score]) -> dict[str, str]:
+    """This run's model -> the saved run's model whose cells it is compared with."""
     old_models, new_models = {s.model for s in old}, {s.model for s in new}
     shared = old_models & new_models
     if shared:
@@ -111,8 +112,32 @@ def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score
             f"the saved run has models {sorted(old_models)} and this run {sorted(new_models)}: none in common, and "
             "more than one on a side, so cells cannot be paired; compare one model with one model"
         )
+    return mapping
+
+
+def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score]]:
+    mapping = _model_mapping(old, new)
     by_key = {(s.model, _cell_key(s)): s for s in old}
     return [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
+
+
+def unpaired(old: Sequence[Score], new: Sequence[Score]) -> str | None:
+    """A note on the saved run's cells of a model and behaviour this run played that found no cell
+    to be compared with: a cell renamed or given a parameter since the run was saved is not gated
+    on, and a gate that silently skips cells would look greener than it is. None when all paired."""
+    mapping = _model_mapping(old, new)
+    played = {(mapping.get(s.model), s.behaviour) for s in new}
+    here = {(mapping.get(s.model), _cell_key(s)) for s in new}
+    lost: dict[str, int] = {}
+    for s in old:
+        if (s.model, s.behaviour) in played and (s.model, _cell_key(s)) not in here:
+            lost[s.behaviour] = lost.get(s.behaviour, 0) + 1
+    if not lost:
+        return None
+    where = ", ".join(f"{behaviour} {count}" for behaviour, count in sorted(lost.items()))
+    count = sum(lost.values())
+    return (f"{count} cell{'' if count == 1 else 's'} of the saved run found no cell of this run to compare with, though their behaviour ran "
+            f"({where}): renamed or re-parametrized since the run was saved, so not gated on; save a run again to gate on them")
 
 
 def compare(

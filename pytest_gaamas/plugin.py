@@ -277,6 +277,9 @@ class GaamasSession:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         self.compare_notes += compare.digest_changes(saved.run, document["run"])
+        lost = compare.unpaired(saved.scores, self.collected.scores)
+        if lost:
+            self.compare_notes.append(lost)
         tested = [c for c in self.changes if not math.isnan(c.p_value)]
         self.compare_notes.append(
             f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"

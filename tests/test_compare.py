@@ -79,6 +79,17 @@ def test_two_different_models_pair_cell_by_cell_and_ambiguity_is_refused():
         compare.compare(two, [score(stats.wilson(1, 3), model="a:z")], {})
 
 
+def test_saved_cells_that_find_no_partner_though_their_behaviour_ran_are_said():
+    """A cell given a parameter since the run was saved (the two-agent game's simulation) is not
+    gated on; the comparison says so instead of looking greener than it is."""
+    saved = [score(stats.wilson(20, 30)), score(stats.wilson(20, 30), behaviour="commons", row={"cell": "harsh"}),
+             score(stats.wilson(20, 30), behaviour="dictator_preferences")]  # fmt: skip
+    now = [score(stats.wilson(20, 30)), score(stats.wilson(20, 30), behaviour="commons", row={"cell": "harsh", "simulation": "agents"})]
+    note = compare.unpaired(saved, now)
+    assert note.startswith("1 cell of the saved run found no cell") and "(commons 1)" in note and "dictator" not in note  # not run: not counted
+    assert compare.unpaired(saved[:1], now[:1]) is None
+
+
 def test_a_model_whose_weights_changed_under_its_name_is_noticed():
     old = {"models": [{"model": "embedded:smollm2", "recorded_digest": "sha256:aaa"}]}
     new = {"models": [{"model": "embedded:smollm2", "digest": "sha256:bbb"}]}
