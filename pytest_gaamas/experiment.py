@@ -54,8 +54,12 @@ class Experiment:
         progress: Callable[[str], None],
         unavailable: dict[str, str] | None = None,
         collector: runlog.Collector | None = None,
+        replayed: dict[tuple, list[TrialRecord]] | None = None,
     ):
         self.settings = settings
+        #: Replay only: the records of each game already replayed from a cassette in this process, so
+        #: that a criterion over cells reads them instead of replaying every exchange again.
+        self.replayed = {} if replayed is None else replayed
         #: Where scores, reference rows and the games played go, for the run log.
         self.collector = runlog.Collector() if collector is None else collector
         #: Model spec -> why it cannot be reached, shared by the session's items.
@@ -182,7 +186,25 @@ class Experiment:
         return self.strategy.records, asked
 
     def _play_recorded(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
-        journal = Journal(paths.journal, fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature))
+        played_as = fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature)
+        # A replay is a pure function of the cassette and the game: the same key, the same records.
+        replay_key = (str(paths.cassette), played_as, trials) if self.settings.record == "none" and self.model.uses_http else None
+        if replay_key in self.replayed:
+            self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
+            records = list(self.replayed[replay_key])
+        else:
+            records = self._play_journaled(game, trials, temperature, paths, played_as)
+            if replay_key is not None:
+                self.replayed[replay_key] = list(records)
+        for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
+            for answered in record.rounds:
+                if not answered.valid:
+                    kind = answered.reason.split(":", 1)[0] or "invalid"
+                    self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
+        return records
+
+    def _play_journaled(self, game: Game, trials: int, temperature: float, paths: ItemPaths, played_as: str) -> list[TrialRecord]:
+        journal = Journal(paths.journal, played_as)
         records: list[TrialRecord] = []
         started = last_report = time.monotonic()
         complete = False
@@ -223,11 +245,6 @@ class Experiment:
             pytest.fail(message, pytrace=False)
         finally:
             journal.close(complete=complete)
-        for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
-            for answered in record.rounds:
-                if not answered.valid:
-                    kind = answered.reason.split(":", 1)[0] or "invalid"
-                    self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
         return records
 
     @contextlib.contextmanager

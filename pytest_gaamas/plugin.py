@@ -55,6 +55,8 @@ class GaamasSession:
         self.findings: list[tuple[str, str]] = []
         #: Models found unreachable in this process: their further items are skipped, not failed.
         self.unavailable: dict[str, str] = {}
+        #: Games already replayed in this process, for the items that replay another item's cells.
+        self.replayed: dict[tuple, list] = {}
         #: Why a model was unreachable -> how many of its items were skipped for it (all processes).
         self.skipped_unavailable: dict[str, int] = {}
         self.orphaned: list[str] = []
@@ -347,4 +349,5 @@ def gaamas(request: pytest.FixtureRequest, gaamas_model: str) -> Experiment:
     session = request.config.stash[STATE]
     if gaamas_model in session.unavailable:
         pytest.skip(f"{session.unavailable[gaamas_model]}{UNAVAILABLE_SKIP}")
-    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable, session.collected)
+    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable, session.collected,
+                      session.replayed)

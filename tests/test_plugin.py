@@ -5,6 +5,7 @@ import json
 import pytest
 
 from conftest import ROOT, outcomes
+from pytest_gaamas import cassettes
 
 SHIPPED = f"--gaamas-cassette-dir={ROOT / 'cassettes'}"
 
@@ -170,6 +171,24 @@ def test_recorded_cassettes_hold_no_credentials_and_replay_offline(behaviour_pro
     assert "secret" not in text and "authorization" not in text.lower() and "cookie" not in text.lower()
     server.close()
     behaviour_project.runpytest(*args, "--gaamas-record=none").assert_outcomes(passed=1)
+
+
+def test_a_criterion_over_replayed_cells_reads_the_records_already_replayed(pytester, fake_chat_server, monkeypatch):
+    """Replay only, the GARP cell and its fidelity test (which replays the cell's cassette) open the
+    cassette once between them, with the same records; recording, each opens it."""
+    pytester.makepyfile(test_garp_consistency=(ROOT / "behaviours" / "test_garp_consistency.py").read_text())
+    opened = []
+    open_cassette = cassettes.cassette
+    monkeypatch.setattr(cassettes, "cassette", lambda path, *a, **k: opened.append(path) or open_cassette(path, *a, **k))
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:xdist", f"--gaamas-json={pytester.path / 'run.json'}"]
+    pytester.runpytest(*args, "--gaamas-record=once").assert_outcomes(passed=1, failed=0)
+    assert len(opened) == 2
+    opened.clear()
+    pytester.runpytest(*args, "--gaamas-record=none").assert_outcomes(passed=1, failed=0)
+    assert len(opened) == 1
+    run = json.loads((pytester.path / "run.json").read_text())
+    assert len(run["items"]) == 2 and len({p for item in run["items"] for p in item["plays"]}) == 1  # one play, both items
 
 
 def test_a_dying_server_loses_nothing_and_the_next_run_resumes(behaviour_project, fake_chat_server, monkeypatch):
