@@ -67,18 +67,18 @@ def files(messages, simulation):
     return {"messages": messages} if simulation == "agents" else {"messages": messages, "simulation": simulation}
 
 
-def games(gaamas, messages, simulation):
+def games(gaamas, messages, simulation, *, own=False):
+    """The cell's games: the item's own (``own``), or those recorded by test_agent_coordination's item of that cell."""
     game = AgentCoordinationGame(messages, simulation=simulation)
-    return game, gaamas.play(game, gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
-                             recorded_as="test_agent_coordination", variant=files(messages, simulation))  # fmt: skip
+    naming = files(messages, simulation)
+    where = {"named": naming} if own else {"recorded_as": "test_agent_coordination", "variant": naming}
+    return game, gaamas.play(game, gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE), **where)
 
 
 @pytest.mark.parametrize("simulation", SIMULATIONS)
 @pytest.mark.parametrize("messages", MESSAGES)
 def test_agent_coordination(gaamas, messages, simulation):
-    game = AgentCoordinationGame(messages, simulation=simulation)
-    trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), named=files(messages, simulation))
+    game, records = games(gaamas, messages, simulation, own=True)
 
     coordination = stats.mean([MEASURES["coordination rate"](r.outcome) for r in records])
     threshold = gaamas.threshold("min_coordination", MIN_COORDINATION)
@@ -107,7 +107,7 @@ def test_agent_coordination(gaamas, messages, simulation):
     group_and_players(gaamas, records, coordination, column, simulation)
     series = f"{column}, {simulation}"
     rounds.report_series(gaamas, title="Agent-agent coordination", column=series, columns=SERIES_COLUMNS, scores=per_round(records),
-                         references=rounds.reference_curves(game, trials, gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
+                         references=rounds.reference_curves(game, len(records), gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
                          note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines")
     gaamas.verdict(passed, f"{simulation}: coordination rate {cell(coordination)} with {messages} messages; passing needs the lower bound >= {threshold}")
 
