@@ -197,7 +197,7 @@ class Commons:
             script = None
             if self.simulation == "script":
                 written = yield self._script(alive, stores, chronicle, round_number, lake, learning)
-                script = ScriptRound(written, alive, self.max_catch)
+                script = ScriptRound(written, alive, self._form)
             cap = None
             if "group decision" in self.modules:
                 proposals = {}
@@ -473,10 +473,11 @@ class ScriptRound:
     """One round as a script wrote it, read villager by villager and phase by phase, so that one
     villager's bad field costs that villager's answer, as it would cost an agent."""
 
-    def __init__(self, written: Answer, alive: Sequence[str], max_catch: float):
+    def __init__(self, written: Answer, alive: Sequence[str], form):
         self.written = written
         self.alive = list(alive)
-        self.max_catch = max_catch
+        #: The game's own form of each phase's answer (``Commons._form``): the script is read as a villager's answer is.
+        self.form = form
 
     def answer(self, name: str, phase: str) -> Answer:
         if not self.written.valid:
@@ -484,14 +485,9 @@ class ScriptRound:
         entry = self.written.value.get(name)
         if not isinstance(entry, dict):
             return Answer.invalid(f"missing field: the script wrote nothing for {name!r}")
+        options = (*[n for n in self.alive if n != name], NOBODY) if phase == "punish" else ()
         try:
-            if phase == "cap":
-                return Answer(True, answers.bounded(entry, "cap", 0, self.max_catch))
-            if phase == "catch":
-                strategy = entry.get("strategy", "")
-                strategy = strategy.strip()[:STRATEGY_CHARACTERS] if isinstance(strategy, str) else ""
-                return Answer(True, (answers.bounded(entry, "catch", 0, self.max_catch), strategy))
-            return Answer(True, answers.choice(entry, "punish", (*[n for n in self.alive if n != name], NOBODY)))
+            return Answer(True, self.form(phase, options)[1](entry))
         except answers.InvalidAnswer as error:
             return Answer.invalid(str(error))
 
