@@ -119,6 +119,13 @@ def test_hostile_strategy_is_contained_and_classified(name):
     assert not os.path.exists("/tmp/gaamas-sandbox-escape")
 
 
+def test_a_loop_while_loading_meets_the_wall_clock_before_the_cpu_clock():
+    """The trial's CPU clock starts before the load's wall clock and runs no faster: with the two
+    limits equal, a loop at import was a "timeout" or a "CPU limit" by the scheduler's whim."""
+    limits = Limits()
+    assert limits.trial_cpu_seconds >= limits.start_seconds + 2
+
+
 def test_the_corpus_covers_every_kind_a_sandbox_can_report():
     reported = {kind for _, kind in HOSTILE.values()}
     assert len(HOSTILE) >= 25

@@ -55,8 +55,10 @@ class Limits:
     start_seconds: float = 5.0
     #: Wall-clock seconds for everything a strategy does, all its trials together.
     total_seconds: float = 60.0
-    #: CPU seconds for one trial's process, and for the supervisor's own life.
-    trial_cpu_seconds: int = 5
+    #: CPU seconds for one trial's process, and for the supervisor's own life. A trial's CPU limit
+    #: stays well above ``start_seconds``: a loop while the strategy loads is then always the
+    #: start's timeout, not a race between the wall clock and the kernel's CPU clock.
+    trial_cpu_seconds: int = 8
     supervisor_cpu_seconds: int = 30
     memory_bytes: int = 256 << 20
     #: Characters a strategy may print per call (discarded), and bytes of one answer.
