@@ -10,8 +10,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 pytest_plugins = ["pytester"]
+
+# What parses and what is computed are tested here, not how fast: on a loaded two-core CI machine one
+# example may take longer than hypothesis' default 200 ms without anything being wrong.
+settings.register_profile("gaamas", deadline=None, print_blob=True)
+settings.load_profile("gaamas")
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The project's own behaviours, held to the rules of README "Writing a behaviour": recorded for
