@@ -15,7 +15,7 @@ from pytest_gaamas.games import bos_agents, commons, dictator, portfolio, prison
 from pytest_gaamas.play import Answer, play_trial
 from pytest_gaamas.strategy import extract_code
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 #: Inputs that made the parsers raise or take seconds before they were made total and linear.
 KNOWN_BREAKERS = {
@@ -121,7 +121,7 @@ GAMES = {
 
 @pytest.mark.parametrize("name", GAMES)
 @given(data=st.data())
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 def test_every_game_plays_through_any_replies_and_checks_budget_range_and_type(name, data):
     """Whatever the agent says, a trial ends with an outcome; every answer the game accepted lies
     within its rules (checked here against the game's own schema), every other has a reason."""

@@ -98,13 +98,13 @@ def budget_data(draw, max_t=12, k=2):
     return prices, choices
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(budget_data())
 def test_ccei_lies_in_unit_interval(data):
     assert 0.0 <= ccei(*data) <= 1.0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(budget_data(), st.randoms(use_true_random=False))
 def test_ccei_ignores_the_order_of_observations(data, rnd):
     prices, choices = data
@@ -113,7 +113,7 @@ def test_ccei_ignores_the_order_of_observations(data, rnd):
     assert ccei(prices[order], choices[order]) == pytest.approx(ccei(prices, choices), abs=1e-12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(budget_data(), arrays(float, (12,), elements=st.floats(0.1, 10.0)), st.floats(0.1, 10.0))
 def test_ccei_ignores_price_levels_and_units(data, price_scale, quantity_scale):
     prices, choices = data
@@ -121,7 +121,7 @@ def test_ccei_ignores_price_levels_and_units(data, price_scale, quantity_scale):
     assert ccei(scaled_prices, choices * quantity_scale) == pytest.approx(ccei(prices, choices), abs=1e-9)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(budget_data(max_t=20, k=3), arrays(float, (3,), elements=st.floats(0.05, 1.0)))
 def test_cobb_douglas_demand_is_perfectly_consistent(data, weights):
     prices, _ = data
@@ -131,7 +131,7 @@ def test_cobb_douglas_demand_is_perfectly_consistent(data, weights):
     assert ccei(prices, choices) == 1.0
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(budget_data(max_t=15))
 def test_ccei_is_the_supremum_of_garp_e(data):
     prices, choices = data
@@ -141,7 +141,7 @@ def test_ccei_is_the_supremum_of_garp_e(data):
         assert not garp(prices, choices, e=min(1.0, value * (1 + 1e-6)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(budget_data(max_t=15))
 def test_two_exact_algorithms_agree(data):
     ratios = metrics.expenditure_ratios(*data)

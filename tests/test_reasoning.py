@@ -74,7 +74,7 @@ def no_tags(text: str) -> bool:
     after=st.text(alphabet=" \n\t", max_size=5),
     reply=st.one_of(st.just(ANSWER), st.just(f"```json\n{ANSWER}\n```"), st.text(max_size=60).filter(no_tags)),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 def test_thinking_never_changes_what_the_answer_is_read_as(thought, after, reply):
     """Whatever is thought, in a block before the reply, the reply is read as it would be alone."""
     parse = answers.reader(lambda obj: answers.number(obj, "my_share"))
@@ -84,7 +84,7 @@ def test_thinking_never_changes_what_the_answer_is_read_as(thought, after, reply
 
 
 @given(st.lists(st.sampled_from(["<think>", "</think>", "{", "}", "```", "x", " ", "\n"]), max_size=120).map("".join))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 def test_splitting_thinking_is_total_on_any_mix_of_tags(text):
     answer, thinking = answers.split_thinking(text)
     assert "<think>" not in answer and isinstance(thinking, str)
