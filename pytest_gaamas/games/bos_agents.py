@@ -249,8 +249,7 @@ class AgentCoordinationGame:
             speaker = listener
 
         history: dict[str, list[str]] = {p: [] for p in PLAYERS}
-        played: list[dict[str, tuple[str, str] | None]] = []
-        reasons: list[dict[str, str]] = []
+        scored = []
         for r in range(self.rounds):
             # Y then Z in even rounds, Z then Y in odd ones: each conversation is asked twice in a row,
             # so a server's cached prefix serves every other request. Neither sees the other's move
@@ -271,9 +270,9 @@ class AgentCoordinationGame:
                 )
                 heard(player, answer)
                 replies[player] = answer
-            played.append({p: replies[p].value if replies[p].valid else None for p in PLAYERS})
-            reasons.append({p: replies[p].reason for p in PLAYERS})
-            entries, pair = score_round(r, played[-1], reasons[-1])
+            entries, pair = score_round(r, {p: replies[p].value if replies[p].valid else None for p in PLAYERS},
+                                        {p: replies[p].reason for p in PLAYERS})  # fmt: skip
+            scored.append((entries, pair))
             moves = pair["moves"]
             for player in PLAYERS:
                 theirs = moves[other(player)]
@@ -284,7 +283,7 @@ class AgentCoordinationGame:
                 else:
                     news[player] = f"Round {r + 1}: your answer was unusable ({entry['reason']}); {other(player)} played {theirs or 'nothing valid'}: +0.\n"
                 history[player].append(moves[player])
-        return self._outcome(trial, talk, played, reasons, exposed=False)
+        return self._outcome(trial, talk, scored, exposed=False)
 
     # -- the omniscient script ----------------------------------------------------------------------
 
@@ -330,7 +329,7 @@ class AgentCoordinationGame:
             else:
                 talk.append({"from": speaker, "valid": message[0], "text": message[1] if message[0] else None,
                              "reason": "" if message[0] else message[1]})  # fmt: skip
-        played, reasons = [], []
+        scored = []
         for r in range(self.rounds):
             turn = script["rounds"][r] if r < len(script["rounds"]) else None
             if not answer.valid:
@@ -340,22 +339,18 @@ class AgentCoordinationGame:
             else:
                 why = ""
             turn = turn or {p: (False, why) for p in PLAYERS}
-            played.append({p: turn[p][1] if turn[p][0] else None for p in PLAYERS})
-            reasons.append({p: "" if turn[p][0] else (why or turn[p][1]) for p in PLAYERS})
-        return self._outcome(trial, talk, played, reasons, exposed=True)
+            scored.append(score_round(r, {p: turn[p][1] if turn[p][0] else None for p in PLAYERS},
+                                      {p: "" if turn[p][0] else (why or turn[p][1]) for p in PLAYERS}))  # fmt: skip
+        return self._outcome(trial, talk, scored, exposed=True)
 
     def play(self, trial: int) -> Trial:
         return self._play_script(trial) if self.simulation == "script" else self._play_agents(trial)
 
-    def _outcome(self, trial, talk, played, reasons, *, exposed: bool) -> dict[str, Any]:
-        per_player: dict[str, list[dict[str, Any]]] = {p: [] for p in PLAYERS}
-        rounds = []
-        for r, (replies, why) in enumerate(zip(played, reasons)):
-            entries, pair = score_round(r, replies, why)
-            for player in PLAYERS:
-                per_player[player].append(entries[player])
-            rounds.append(pair)
-        first_moves = {p: (played[0][p] or (None, None))[1] for p in PLAYERS} if played else {}
+    def _outcome(self, trial, talk, scored, *, exposed: bool) -> dict[str, Any]:
+        """The trial's record from its messages and its rounds as ``score_round`` scored them."""
+        per_player = {p: [entries[p] for entries, _ in scored] for p in PLAYERS}
+        rounds = [pair for _, pair in scored]
+        first_moves = rounds[0]["moves"] if rounds else {}
         return {"valid": True, "simulation": self.simulation, "initiator": self.initiator(trial), "messages": talk,
                 "rounds": rounds, "players": per_player, "leakage": leakage(talk, first_moves, exposed)}  # fmt: skip
 
