@@ -319,24 +319,27 @@ class Commons:
         return Decision(({"role": "system", "content": system}, {"role": "user", "content": text}), self._script_schema(alive),
                         answers.reader(lambda obj: obj), situation, max_tokens=tokens)  # fmt: skip
 
+    def _phases(self) -> tuple[str, ...]:
+        """The answers each villager gives in a round, in order, as the modules make them."""
+        return ("cap",) * ("group decision" in self.modules) + ("catch",) + ("punish",) * ("punishment" in self.modules)
+
     def _script_fields(self) -> str:
-        fields = []
-        if "group decision" in self.modules:
-            fields.append(f'"cap": a number from 0 to {self.max_catch}')
-        fields += [f'"catch": a number from 0 to {self.max_catch}', '"strategy": "their strategy, in one sentence"']
-        if "punishment" in self.modules:
-            fields.append('"punish": another villager\'s name or "nobody"')
-        return ", ".join(fields)
+        fields = {
+            "cap": f'"cap": a number from 0 to {self.max_catch}',
+            "catch": f'"catch": a number from 0 to {self.max_catch}, "strategy": "their strategy, in one sentence"',
+            "punish": '"punish": another villager\'s name or "nobody"',
+        }
+        return ", ".join(fields[phase] for phase in self._phases())
 
     def _script_schema(self, alive: Sequence[str]) -> dict[str, Any]:
+        """Each villager's entry holds the fields of its answers' own forms (``_form``), its strategy
+        constrained to one line of plain text instead of a length."""
         def villager(name: str) -> dict[str, Any]:
+            options = (*[n for n in alive if n != name], NOBODY)
             fields: dict[str, Any] = {}
-            if "group decision" in self.modules:
-                fields["cap"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
-            fields["catch"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
+            for phase in self._phases():
+                fields |= self._form(phase, options)[0]["properties"]
             fields["strategy"] = {"type": "string", "pattern": SCRIPT_STRATEGY_PATTERN}
-            if "punishment" in self.modules:
-                fields["punish"] = answers.one_of((*[n for n in alive if n != name], NOBODY))
             return answers.object_schema(**fields)
 
         return answers.object_schema(**{name: villager(name) for name in alive})
@@ -461,11 +464,8 @@ class Commons:
                 strategy, punish = "Catch a random amount.", rng.choice([*[n for n in alive if n != name], NOBODY])
             else:
                 raise ValueError(f"no reference agent {agent!r} for {self.name}")
-            entry: dict[str, Any] = {"cap": cap} if "group decision" in self.modules else {}
-            entry |= {"catch": catch, "strategy": strategy}
-            if "punishment" in self.modules:
-                entry["punish"] = punish
-            written[name] = entry
+            fields = {"cap": {"cap": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
+            written[name] = {key: value for phase in self._phases() for key, value in fields[phase].items()}
         return answers.dump(written)
 
 
