@@ -116,26 +116,28 @@ def test_agent_coordination(gaamas, messages, simulation):
 def test_script_overstates_success(gaamas, messages):
     (_, agents), (_, script) = games(gaamas, messages, "agents"), games(gaamas, messages, "script")
     column = COLUMNS[MESSAGES.index(messages)]
+    means, p_of = {}, {}  # measure -> (agents, script); measure -> one-sided p
     for rank, (measure, of) in enumerate(MEASURES.items()):
         by_agents, by_script = [of(r.outcome) for r in agents], [of(r.outcome) for r in script]
-        difference, p = stats.mean_difference(by_script, by_agents), stats.stochastically_greater(by_script, by_agents)
+        means[measure] = agents_mean, script_mean = stats.mean(by_agents), stats.mean(by_script)
+        p_of[measure] = p = stats.stochastically_greater(by_script, by_agents)
+        difference = stats.mean_difference(by_script, by_agents)
         judged = measure == "coordination rate"
         gaamas.score(
             table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
             passed=p < ALPHA if judged else None, criterion=CRITERION if judged else "", columns=SCRIPT_COLUMNS,
             unit="points" if measure == "points" else "",
-            cells={"agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
-                   "script": cell(stats.mean(by_script)), "script - agents [95% CI]": cell(difference),
+            cells={"agents": cell(agents_mean) + (" (by construction)" if measure == "information leakage" else ""),
+                   "script": cell(script_mean), "script - agents [95% CI]": cell(difference),
                    "p (script > agents, one-sided)": p_value_text(p)},
             row={"messages": column, "measure": measure}, row_rank=MESSAGES.index(messages) * len(MEASURES) + rank, worse="both",
             verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
             figures=(Figure("Agent-agent coordination: the omniscient script minus separate agents", INTERVAL, f"{measure}: script - agents [95% CI]",
                             panel=measure, x=column, x_axis="pre-play messages", references={"no difference": 0.0}),),
         )  # fmt: skip
-        if judged:
-            overstated, finding = p < ALPHA, f"{column}: the script coordinates {cell(stats.mean(by_script))}, separate agents {cell(stats.mean(by_agents))} (one-sided p = {p_value_text(p)})"
-    leaked = stats.mean([MEASURES["information leakage"](r.outcome) for r in script])
-    gaamas.verdict(overstated, f"{finding}; the script leaks in {cell(leaked)} of its acts")
+    (agents_mean, script_mean), p = means["coordination rate"], p_of["coordination rate"]
+    gaamas.verdict(p < ALPHA, f"{column}: the script coordinates {cell(script_mean)}, separate agents {cell(agents_mean)} "
+                              f"(one-sided p = {p_value_text(p)}); the script leaks in {cell(means['information leakage'][1])} of its acts")  # fmt: skip
 
 
 def group_and_players(gaamas, records, coordination, column, simulation):

@@ -170,7 +170,7 @@ def series(simulation: str, before: str = "") -> str:
     return "" if simulation == "agents" else f"{before}{simulation}"
 
 
-def catch_ratios(game, outcomes) -> list[float]:
+def catch_ratios(outcomes) -> list[float]:
     """Each villager's asked catch in each round over its equal share of what the lake regrows."""
     ratios = []
     for outcome in outcomes:
@@ -182,7 +182,7 @@ def catch_ratios(game, outcomes) -> list[float]:
 
 def group_and_villagers(gaamas, game, outcomes, survival, harvest, row_rank, panel, ablation, simulation):
     """The seed's two levels for a society: what the group reached, beside what each villager chose."""
-    ratios = catch_ratios(game, outcomes)
+    ratios = catch_ratios(outcomes)
     spread = stats.mean(ratios)
     greedy = stats.wilson(sum(r > 2 for r in ratios), len(ratios))
     within = stats.wilson(sum(r <= 1 for r in ratios), len(ratios))
@@ -251,16 +251,18 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
     agents, script = [r.outcome for r in agents], [r.outcome for r in script]
     z, p = stats.survives_longer([o["survived_rounds"] for o in script], [o["survived_rounds"] for o in agents], game.rounds)
     label = f"{environment} lake, {personas}, {ablation}"
+    means = {}  # measure -> (agents, script)
     for index, (measure, of) in enumerate(SCRIPT_MEASURES.items()):
         by_agents, by_script = [of(o) for o in agents], [of(o) for o in script]
         difference = stats.mean_difference(by_script, by_agents)
+        means[measure] = stats.mean(by_agents), stats.mean(by_script)
         judged = measure == "rounds survived"
         gaamas.score(
             table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
             passed=p < ALPHA if judged else None, columns=SCRIPT_COLUMNS, worse="both", unit="",
             criterion=f"the script's societies outlive the agents': log-rank test, one-sided p < {ALPHA}" if judged else "",
-            cells={"agents": cell(stats.mean(by_agents)) + (" (by construction)" if measure == "information leakage" else ""),
-                   "script": cell(stats.mean(by_script)), "script - agents [95% CI]": cell(difference),
+            cells={"agents": cell(means[measure][0]) + (" (by construction)" if measure == "information leakage" else ""),
+                   "script": cell(means[measure][1]), "script - agents [95% CI]": cell(difference),
                    "p (script > agents, one-sided)": p_value_text(p) if judged else p_value_text(stats.stochastically_greater(by_script, by_agents))},
             row={"cell": label, "measure": measure}, row_rank=CELLS.index((environment, personas, ablation)) * len(SCRIPT_MEASURES) + index,
             verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
@@ -268,7 +270,6 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
                             panel=measure, x=ablation, x_axis="modules", series=f"{environment} lake, {personas}",
                             references={"no difference": 0.0}),),
         )  # fmt: skip
-    leaked = stats.mean([o["leakage"]["rate"] for o in script])
-    gaamas.verdict(p < ALPHA, f"{label}: the script's societies live {cell(stats.mean([o['survived_rounds'] for o in script]), 1)} rounds, "
-                              f"separate villagers' {cell(stats.mean([o['survived_rounds'] for o in agents]), 1)} (log-rank p = {p_value_text(p)}); "
-                              f"the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip
+    (rounds_agents, rounds_script), (_, leaked) = means["rounds survived"], means["information leakage"]
+    gaamas.verdict(p < ALPHA, f"{label}: the script's societies live {cell(rounds_script, 1)} rounds, separate villagers' "
+                              f"{cell(rounds_agents, 1)} (log-rank p = {p_value_text(p)}); the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip
