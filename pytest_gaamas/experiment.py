@@ -18,7 +18,7 @@ from . import __version__, cassettes, fidelity, runlog, safejson
 from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictMissed
 from .journal import Journal
 from .models import Model, slug
-from .models.reference import EVERY_GAME
+from .models.reference import EVERY_GAME, SHORTCUTS
 from .redact import redact_text
 from .play import Game, TrialRecord, fingerprint
 from .fidelity import Fidelity, HumanChoices
@@ -141,7 +141,7 @@ class Experiment:
         """
         paths = self.paths(recorded_as, variant, compressed, named)
         kind = self.reference_kind
-        if kind is not None and kind not in getattr(game, "reference_kinds", EVERY_GAME):
+        if kind is not None and kind not in SHORTCUTS and kind not in getattr(game, "reference_kinds", EVERY_GAME):
             pytest.skip(f"{self.model.spec} plays only the games that define it, not {getattr(game, 'name', 'this one')}")
         if generation == "strategy":
             records, asked = self._play_strategy(game, trials, temperature, paths)
@@ -171,7 +171,10 @@ class Experiment:
         contract = game.strategy()
         kind = self.reference_kind
         if kind is not None and kind not in contract.references:
-            why = "people's choices are data, not code; no human strategies exist" if kind == "human" else "it writes no strategy"
+            why = {
+                "human": "people's choices are data, not code; no human strategies exist",
+                **dict.fromkeys(SHORTCUTS, "it answers an answer form, and a strategy request has none: it writes no code"),
+            }.get(kind, "it writes no strategy")
             pytest.skip(f"{self.model.spec}: {why}")
         asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]
         if asked.outcome["valid"]:
