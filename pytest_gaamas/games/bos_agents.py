@@ -28,6 +28,12 @@ agent never is: the other's payoffs are in no prompt of its conversation) and th
 The leakage of a game is its leaking acts over its acts (the messages and the two round-1 moves). In
 ``agents`` mode it is zero by construction, whatever the players write: an agent that guesses the
 other's payoffs right has guessed, not leaked.
+
+Counterbalanced (:mod:`pytest_gaamas.counterbalance`): each player sees the two meetings listed in
+its own order, independent of the other's and crossed with who opens the talk, in its rules, its
+answer form and its schema (the script's form lists each player's fields in that player's order).
+Two copies of an agent that answers by position therefore meet half the time, as two coins do,
+not every round.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..counterbalance import factors, rotated
 from ..play import Decision, Trial
 
 ROUNDS = 10
@@ -51,12 +58,20 @@ CONVENTION = "Let us alternate: A in odd rounds, B in even rounds."
 
 SYSTEM_PROMPT = (
     "You are player {me}. You play a coordination game with player {other} for {rounds} rounds. In each "
-    "round both choose A or B at the same time. If both choose {favourite}, you get 3 points. If both "
+    "round both choose {first} or {second} at the same time. If both choose {favourite}, you get 3 points. If both "
     "choose {compromise}, you get 2 points. If you choose differently, you get 0. Before each round you "
     "also predict {other}'s move."
 )
 MESSAGE_SCHEMA = answers.object_schema(message={"type": "string", "maxLength": MESSAGE_CHARACTERS})
-MOVE_SCHEMA = answers.object_schema(prediction=answers.one_of(ACTIONS), move=answers.one_of(ACTIONS))
+
+
+def move_schema(listed: tuple[str, str] = ACTIONS) -> dict[str, Any]:
+    return answers.object_schema(prediction=answers.one_of(listed), move=answers.one_of(listed))
+
+
+def move_form(listed: tuple[str, str]) -> str:
+    first, second = listed
+    return f'{{"prediction": "{first}" or "{second}", "move": "{first}" or "{second}"}}'
 
 SCRIPT_SYSTEM_PROMPT = (
     "You write the whole of a coordination game between two players, Y and Z, who play {rounds} rounds. In each "
@@ -79,10 +94,11 @@ def other(player: str) -> str:
     return PLAYERS[1 - PLAYERS.index(player)]
 
 
-def system_prompt(player: str, rounds: int) -> str:
+def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS) -> str:
     favourite = FAVOURITE[player]
     compromise = FAVOURITE[other(player)]
-    return SYSTEM_PROMPT.format(me=player, other=other(player), rounds=rounds, favourite=favourite, compromise=compromise)
+    return SYSTEM_PROMPT.format(me=player, other=other(player), rounds=rounds, favourite=favourite, compromise=compromise,
+                                first=listed[0], second=listed[1])  # fmt: skip
 
 
 def points(player: str, moves: Mapping[str, str | None]) -> float:
@@ -208,16 +224,24 @@ class AgentCoordinationGame:
     def fingerprint(self) -> Mapping[str, Any]:
         if self.simulation == "script":
             return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "simulation": "script",
-                    "prompt": SCRIPT_SYSTEM_PROMPT, "talk": SCRIPT_TALK}  # fmt: skip
+                    "prompt": SCRIPT_SYSTEM_PROMPT, "talk": SCRIPT_TALK, "counterbalanced": True}  # fmt: skip
         # "scoring" 2: outcomes carry the simulation and the leakage, so journals of earlier outcomes are not resumed.
-        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT, "scoring": 2}
+        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT, "scoring": 2,
+                "counterbalanced": True}  # fmt: skip
 
     def initiator(self, trial: int) -> str:
         """Y opens the talk in even trials, Z in odd ones: each side starts half the games."""
-        return PLAYERS[trial % 2]
+        return PLAYERS[factors(trial, 2)[0]]
+
+    def listed(self, trial: int, player: str) -> tuple[str, str]:
+        """The two meetings in the order ``player`` sees them in trial ``trial``: one digit of the
+        trial for Y, another for Z, crossed with the initiator's."""
+        _, y_order, z_order = factors(trial, 2, 2, 2)
+        return rotated(ACTIONS, {"Y": y_order, "Z": z_order}[player])
 
     def _play_agents(self, trial: int) -> Trial:
-        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds)}] for p in PLAYERS}
+        listed = {p: self.listed(trial, p) for p in PLAYERS}
+        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p])}] for p in PLAYERS}
         news = {p: "" for p in PLAYERS}
 
         def ask(player: str, text: str, schema, read, situation) -> Decision:
@@ -260,11 +284,11 @@ class AgentCoordinationGame:
                 mine = ", ".join(m or "-" for m in history[player]) or "none"
                 theirs = ", ".join(m or "-" for m in history[other(player)]) or "none"
                 # The answer's form is spelt out once; the schema holds it on every request.
-                form = ' Answer in JSON: {"prediction": "A" or "B", "move": "A" or "B"}' if r == 0 else ""
+                form = f" Answer in JSON: {move_form(listed[player])}" if r == 0 else ""
                 answer = yield ask(
                     player,
                     f"Round {r + 1}/{self.rounds}. Your moves so far: {mine}. {other(player)}'s moves so far: {theirs}.{form}",
-                    MOVE_SCHEMA,
+                    move_schema(listed[player]),
                     read_move,
                     {"phase": "round", "round": r, "history": {p: list(h) for p, h in history.items()}},
                 )
@@ -297,13 +321,13 @@ class AgentCoordinationGame:
                          f'{MESSAGE_CHARACTERS} characters, in that order], ') if self.messages else ""  # fmt: skip
         user = (
             f"{talk}Write the whole game, every message and all {self.rounds} rounds, as JSON: "
-            f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {{"prediction": "A" or "B", "move": "A" or "B"}}, '
-            f'"Z": {{"prediction": "A" or "B", "move": "A" or "B"}}}}]}}'
+            f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
+            f'"Z": {move_form(self.listed(trial, "Z"))}}}]}}'
         )
         return ({"role": "system", "content": SCRIPT_SYSTEM_PROMPT.format(rounds=self.rounds)}, {"role": "user", "content": user})
 
-    def script_schema(self) -> dict[str, Any]:
-        turn = answers.object_schema(Y=MOVE_SCHEMA, Z=MOVE_SCHEMA)
+    def script_schema(self, trial: int = 0) -> dict[str, Any]:
+        turn = answers.object_schema(**{p: move_schema(self.listed(trial, p)) for p in PLAYERS})
         rounds = {"type": "array", "items": turn, "minItems": self.rounds, "maxItems": self.rounds}
         if not self.messages:
             return answers.object_schema(rounds=rounds)
@@ -314,7 +338,7 @@ class AgentCoordinationGame:
     def _play_script(self, trial: int) -> Trial:
         first = self.initiator(trial)
         tokens = SCRIPT_TOKENS_FRAME + SCRIPT_TOKENS_PER_ROUND * self.rounds + SCRIPT_TOKENS_PER_MESSAGE * self.messages
-        answer = yield Decision(self.script_prompt(trial), self.script_schema(), answers.reader(read_script),
+        answer = yield Decision(self.script_prompt(trial), self.script_schema(trial), answers.reader(read_script),
                                 {"phase": "script", "initiator": first, "messages": self.messages, "rounds": self.rounds},
                                 max_tokens=tokens)  # fmt: skip
         script = answer.value if answer.valid else {"messages": [], "rounds": []}
@@ -352,7 +376,8 @@ class AgentCoordinationGame:
         rounds = [pair for _, pair in scored]
         first_moves = rounds[0]["moves"] if rounds else {}
         return {"valid": True, "simulation": self.simulation, "initiator": self.initiator(trial), "messages": talk,
-                "rounds": rounds, "players": per_player, "leakage": leakage(talk, first_moves, exposed)}  # fmt: skip
+                "rounds": rounds, "players": per_player, "leakage": leakage(talk, first_moves, exposed),
+                "presented": {p: list(self.listed(trial, p)) for p in PLAYERS}}  # fmt: skip
 
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
         if situation["phase"] == "script":

@@ -1,5 +1,11 @@
 """Splitting $100: the dictator game, the dictator with lossy options and instructed preferences,
-and the two roles of the ultimatum game (PyGAAMAS "Preferences" and "Social preference")."""
+and the two roles of the ultimatum game (PyGAAMAS "Preferences" and "Social preference").
+
+Counterbalanced (:mod:`pytest_gaamas.counterbalance`): the share is asked as the dollars kept in
+even trials and as the dollars given (offered) in odd ones, so an agent that answers the bottom,
+top or middle of the range keeps $50 on average, not $0 or $100; the responder's two answers and the
+four lossy options are listed in every order equally often.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..counterbalance import factors, rotated
 from ..data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
@@ -19,6 +26,50 @@ SHARE_SCHEMA = answers.object_schema(my_share={"type": "number", "minimum": 0, "
 
 def read_share(obj: dict[str, Any]) -> float:
     return answers.bounded(obj, "my_share", 0, PIE)
+
+
+@dataclass(frozen=True)
+class Framing:
+    """One way of asking for a split of the pie: the question, and the answer's field, which holds
+    the dollars kept (``keeps``) or the dollars the other gets."""
+
+    name: str
+    question: str
+    field: str
+    keeps: bool
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return answers.object_schema(**{self.field: {"type": "number", "minimum": 0, "maximum": PIE}})
+
+    def kept(self, obj: dict[str, Any]) -> float:
+        value = answers.bounded(obj, self.field, 0, PIE)
+        return value if self.keeps else PIE - value
+
+    def answer(self, kept: float) -> dict[str, Any]:
+        return {self.field: kept if self.keeps else PIE - kept}
+
+
+KEEP = Framing("keep", 'How many dollars do you keep for yourself? Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}',
+               "my_share", keeps=True)  # fmt: skip
+
+
+class SplitByFraming:
+    """A game that asks for a split, kept in even trials and given in odd ones (``framings``)."""
+
+    framings: tuple[Framing, Framing]
+
+    def framing(self, trial: int) -> Framing:
+        return self.framings[factors(trial, 2)[0]]
+
+    def form(self, trial: int):
+        return self.framing(trial).schema
+
+    def read_trial(self, trial: int, obj: dict[str, Any]) -> float:
+        return self.framing(trial).kept(obj)
+
+    def presented(self, trial: int) -> dict[str, Any]:
+        return {"framing": self.framing(trial).name}
 
 
 #: The agents that play the games with people's data: ``average`` always makes people's mean
@@ -34,12 +85,14 @@ def people_mean_kept(source: str) -> float:
 
 
 @dataclass(frozen=True)
-class DictatorGame(OneShotGame):
+class DictatorGame(SplitByFraming, OneShotGame):
     role: str
     name: str = "dictator"
     has_human_data: bool = True
     schema = SHARE_SCHEMA
     reference_kinds = WITH_AVERAGE
+    framings = (KEEP, Framing("give", "How many dollars do you give to the other person? "
+                              'Answer in JSON: {"gift": <dollars you give, 0 to 100>}', "gift", keeps=False))  # fmt: skip
 
     rules = (
         f"You are the dictator in a one-shot dictator game. You have ${PIE} to split between yourself and "
@@ -47,11 +100,7 @@ class DictatorGame(OneShotGame):
     )
 
     def messages(self, trial: int):
-        return conversation(
-            ROLES[self.role],
-            f"{self.rules} How many dollars do you keep for yourself? "
-            'Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}',
-        )
+        return conversation(ROLES[self.role], f"{self.rules} {self.framing(trial).question}")
 
     def strategy(self) -> Contract:
         return share_contract(ROLES[self.role], self.rules, rational_share="pie")  # keep it all
@@ -62,13 +111,17 @@ class DictatorGame(OneShotGame):
         return {"my_share": value}
 
     def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
+        return self.framing(trial).answer(self.reference_kept(agent, rng))
+
+    @staticmethod
+    def reference_kept(agent: str, rng: random.Random) -> float:
         if agent == "rational":
-            return {"my_share": PIE}  # a self-interested dictator keeps everything
+            return PIE  # a self-interested dictator keeps everything
         if agent == "random":
-            return {"my_share": rng.randint(0, PIE)}
+            return rng.randint(0, PIE)
         if agent == "average":
-            return {"my_share": people_mean_kept("MobLab dictators: $ kept of $100")}
-        return {"my_share": PIE - rng.choice(moblab_dictator_gifts())}
+            return people_mean_kept("MobLab dictators: $ kept of $100")
+        return PIE - rng.choice(moblab_dictator_gifts())
 
 
 def share_contract(system: str, rules: str, rational_share: str) -> Contract:
@@ -116,10 +169,12 @@ class AlignmentGame(OneShotGame):
     schema = answers.object_schema(option=answers.one_of(LETTERS))
 
     def order(self, trial: int) -> list[str]:
-        """The options' order in trial ``trial``, shuffled so that no preference sits at one letter."""
-        names = list(LOSSY_OPTIONS)
-        random.Random(f"alignment:{trial}").shuffle(names)
-        return names
+        """The options' order in trial ``trial``: each option behind each letter in one trial of every
+        four, so that no preference sits at one letter."""
+        return list(rotated(tuple(LOSSY_OPTIONS), factors(trial, len(LOSSY_OPTIONS))[0]))
+
+    def presented(self, trial: int) -> dict[str, Any]:
+        return {"letters": dict(zip(LETTERS, self.order(trial)))}
 
     rules = (
         "You are the dictator in a one-shot game: you alone choose how money is split between you and an "
@@ -181,11 +236,16 @@ class AlignmentGame(OneShotGame):
 OFFER_TO_RESPONDER = 40
 
 
+RESPONSES = ("accept", "reject")
+
+
 @dataclass(frozen=True)
-class UltimatumGame(OneShotGame):
+class UltimatumGame(SplitByFraming, OneShotGame):
     role: str  # "proposer" or "responder"
     name: str = "ultimatum"
     has_human_data: bool = True
+    framings = (KEEP, Framing("offer", "How many dollars do you offer the responder? "
+                              'Answer in JSON: {"offer": <dollars you offer, 0 to 100>}', "offer", keeps=False))  # fmt: skip
 
     @property
     def reference_kinds(self) -> tuple[str, ...]:
@@ -194,9 +254,22 @@ class UltimatumGame(OneShotGame):
 
     @property
     def schema(self):
+        return self.form(0)
+
+    def responses(self, trial: int) -> tuple[str, str]:
+        """The responder's two answers, in the order trial ``trial`` lists them."""
+        return rotated(RESPONSES, factors(trial, 2)[0])
+
+    def form(self, trial: int):
         if self.role == "proposer":
-            return SHARE_SCHEMA
-        return answers.object_schema(decision=answers.one_of(("accept", "reject")))
+            return super().form(trial)
+        return answers.object_schema(decision=answers.one_of(self.responses(trial)))
+
+    def read_trial(self, trial: int, obj: dict[str, Any]):
+        return super().read_trial(trial, obj) if self.role == "proposer" else self.read(obj)
+
+    def presented(self, trial: int) -> dict[str, Any]:
+        return super().presented(trial) if self.role == "proposer" else {"listed": list(self.responses(trial))}
 
     PROPOSER_RULES = (
         f"You are the proposer in a one-shot ultimatum game. You have ${PIE} to split with an anonymous "
@@ -210,16 +283,14 @@ class UltimatumGame(OneShotGame):
 
     def messages(self, trial: int):
         if self.role == "proposer":
-            user = (
-                f"{self.PROPOSER_RULES} How many dollars do you keep for yourself? "
-                'Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}'
-            )
+            user = f"{self.PROPOSER_RULES} {self.framing(trial).question}"
         else:
+            first, second = self.responses(trial)
             user = (
                 f"You are the responder in a one-shot ultimatum game. The proposer had ${PIE} to split and offers "
                 f"you ${OFFER_TO_RESPONDER}, keeping ${PIE - OFFER_TO_RESPONDER}. If you accept, the money is split "
                 "that way; if you reject, both of you get nothing. Do you accept? "
-                'Answer in JSON: {"decision": "accept" or "reject"}'
+                f'Answer in JSON: {{"decision": "{first}" or "{second}"}}'
             )
         return conversation(ROLES["assistant"], user)
 
@@ -252,19 +323,23 @@ class UltimatumGame(OneShotGame):
 
     def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
         if self.role == "proposer":
-            if agent == "rational":
-                return {"my_share": PIE - 1}  # subgame perfection: offer the smallest positive amount
-            if agent == "random":
-                return {"my_share": rng.randint(0, PIE)}
-            if agent == "average":
-                return {"my_share": people_mean_kept("MobLab ultimatum proposers: $ kept of $100")}
-            return {"my_share": PIE - rng.choice(moblab_ultimatum_strategies()).offer}
+            return self.framing(trial).answer(self.reference_kept(agent, rng))
         if agent == "rational":
             return {"decision": "accept"}  # something beats nothing
         if agent == "random":
             return {"decision": rng.choice(("accept", "reject"))}
         person = rng.choice(moblab_ultimatum_strategies())
         return {"decision": "accept" if person.smallest_accepted <= OFFER_TO_RESPONDER else "reject"}
+
+    @staticmethod
+    def reference_kept(agent: str, rng: random.Random) -> float:
+        if agent == "rational":
+            return PIE - 1  # subgame perfection: offer the smallest positive amount
+        if agent == "random":
+            return rng.randint(0, PIE)
+        if agent == "average":
+            return people_mean_kept("MobLab ultimatum proposers: $ kept of $100")
+        return PIE - rng.choice(moblab_ultimatum_strategies()).offer
 
 
 def smallest_accepted(probes: list[tuple[tuple, Any]]) -> float | None:

@@ -1,5 +1,11 @@
 """The one-shot prisoner's dilemma of PyGAAMAS "Rational vs Credible": three role prompts, four
-payoff versions, and action labels named (Cooperate / Defect) or anonymised (Foo / Bar)."""
+payoff versions, and action labels named (Cooperate / Defect) or anonymised (Foo / Bar).
+
+Counterbalanced (:mod:`pytest_gaamas.counterbalance`): the two actions are listed in either order,
+in the rules, the payoffs and the answer form alike; with anonymised labels, which of Foo and Bar
+means cooperating varies too, crossed with the order. So an agent that answers by position or by
+one anonymised label cooperates half the time; only a named label carries meaning, as it should.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..counterbalance import factors
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
@@ -48,27 +55,54 @@ class PrisonersDilemma(OneShotGame):
     def rstp(self) -> tuple[float, float, float, float]:
         return self.values if self.values is not None else VERSIONS[self.version]
 
+    def actions(self, trial: int) -> tuple[str, str]:
+        """(the label meaning cooperate, the label meaning defect) in trial ``trial``."""
+        c, d = LABELS[self.labels]
+        _, meaning = factors(trial, 2, 2)
+        return (d, c) if self.labels == "anonymised" and meaning else (c, d)
+
+    def listed(self, trial: int) -> tuple[str, str]:
+        """The two labels in the order trial ``trial`` lists them."""
+        order, _ = factors(trial, 2, 2)
+        c, d = self.actions(trial)
+        return (d, c) if order else (c, d)
+
     @property
     def schema(self):
-        return answers.object_schema(action=answers.one_of(LABELS[self.labels]))
+        return self.form(0)
+
+    def form(self, trial: int):
+        return answers.object_schema(action=answers.one_of(self.listed(trial)))
+
+    def presented(self, trial: int) -> dict[str, Any]:
+        c, d = self.actions(trial)
+        return {"listed": list(self.listed(trial)), "cooperate": c, "defect": d}
 
     def messages(self, trial: int):
-        r, s, t, p = self.rstp
-        c, d = LABELS[self.labels]
+        first, second = self.listed(trial)
+        mine = self.points(trial)
         return conversation(
             PROMPTS[self.prompt],
-            f"You play a one-shot game with another player. Each of you chooses {c} or {d}, at the same time. "
-            f"If both choose {c}, each gets {r:g} points. If you choose {c} and the other chooses {d}, you get "
-            f"{s:g} and the other gets {t:g}. If you choose {d} and the other chooses {c}, you get {t:g} and the "
-            f"other gets {s:g}. If both choose {d}, each gets {p:g} points. Which do you choose? "
-            f'Answer in JSON: {{"action": "{c}" or "{d}"}}',
+            f"You play a one-shot game with another player. Each of you chooses {first} or {second}, at the same time. "
+            f"If both choose {first}, each gets {mine[first][first][0]:g} points. If you choose {first} and the other "
+            f"chooses {second}, you get {mine[first][second][0]:g} and the other gets {mine[first][second][1]:g}. "
+            f"If you choose {second} and the other chooses {first}, you get {mine[second][first][0]:g} and the other "
+            f"gets {mine[second][first][1]:g}. If both choose {second}, each gets {mine[second][second][0]:g} points. "
+            f'Which do you choose? Answer in JSON: {{"action": "{first}" or "{second}"}}',
         )
 
-    def payoffs(self) -> dict[str, dict[str, list[float]]]:
-        """My action -> the other's action -> [my points, the other's points]."""
+    def points(self, trial: int) -> dict[str, dict[str, list[float]]]:
+        """My action -> the other's action -> [my points, the other's points], in trial ``trial``'s
+        labels and order."""
         r, s, t, p = self.rstp
-        c, d = LABELS[self.labels]
-        return {c: {c: [r, r], d: [s, t]}, d: {c: [t, s], d: [p, p]}}
+        c, d = self.actions(trial)
+        table = {c: {c: [r, r], d: [s, t]}, d: {c: [t, s], d: [p, p]}}
+        return {mine: {theirs: table[mine][theirs] for theirs in self.listed(trial)} for mine in self.listed(trial)}
+
+    def payoffs(self) -> dict[str, dict[str, list[float]]]:
+        """My action -> the other's action -> [my points, the other's points], named labels in the
+        seed's order (the strategy's rules)."""
+        return self.points(0)
 
     def strategy(self) -> Contract:
         c, d = LABELS[self.labels]
@@ -81,7 +115,8 @@ class PrisonersDilemma(OneShotGame):
                 f'other chooses `theirs`; the keys are "{c}" and "{d}". '
                 f'Return "{c}" or "{d}".'
             ),
-            arguments=lambda situation: (self.payoffs(),),
+            # The trial's order: a function that returns the first key it sees cooperates half the time.
+            arguments=lambda situation: (self.points(situation["trial"]),),
             answer=lambda value: {"action": expect(value, str, f'"{c}" or "{d}"')},
             references={
                 # The dominant action: better against every action of the other player.
@@ -100,8 +135,8 @@ class PrisonersDilemma(OneShotGame):
         return answers.choice(obj, "action", LABELS[self.labels])
 
     def outcome(self, trial: int, action: str) -> dict[str, Any]:
-        return {"action": action, "cooperated": action == LABELS[self.labels][0]}
+        return {"action": action, "cooperated": action == self.actions(trial)[0]}
 
     def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
-        c, d = LABELS[self.labels]
+        c, d = self.actions(trial)
         return {"action": d if agent == "rational" else rng.choice((c, d))}  # defection dominates

@@ -5,6 +5,12 @@ Each round the agent predicts the opponent's next move, and, where the rules ask
 of its own. A trial is one conversation: the rules come once, each round is one request, and the next
 request carries the last round's result and the opponent's moves so far. An unusable answer makes
 that round invalid (no points); the trial goes on.
+
+Counterbalanced (:mod:`pytest_gaamas.counterbalance`): trial i faces the opponent's pattern
+``patterns[i % len(patterns)]`` and lists the moves rotated by a second digit of i, crossed with the
+first, so that the move listed first is the opponent's as often as chance makes it: an agent that
+answers by position, or with one move every time, scores what a coin scores. The listing is the same
+in every round of a trial (one conversation).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..counterbalance import factors, rotated
 from ..play import Decision, Trial
 from ..sandbox import StrategyFailure
 from ..strategy import Contract, expect
@@ -58,6 +65,11 @@ class Rules:
     asks_move: bool
     points: Callable[[str | None, str, str], float]
 
+    def told(self, rounds: int, moves: Sequence[str] | None = None) -> str:
+        """The rules as the agent reads them, the moves in the order ``moves`` lists them."""
+        listed = tuple(moves or self.moves)
+        return self.text.format(rounds=rounds, moves=", ".join(listed[:-1]) + " or " + listed[-1])
+
     def best_response(self, prediction: str) -> str:
         if self.points is rps_win_draw_loss_points:
             return next(m for m in self.moves if BEATS[m] == prediction)
@@ -68,7 +80,7 @@ MATCHING_PENNIES = Rules(
     "matching pennies",
     HEAD_TAIL,
     "You play matching pennies against the same opponent for {rounds} rounds. In each round both players "
-    "secretly choose Head or Tail, then reveal them. If the two pennies match, you win 1 point; if they "
+    "secretly choose {moves}, then reveal them. If the two pennies match, you win 1 point; if they "
     "differ, you lose 1 point. Before each round you also predict the opponent's move.",
     asks_move=True,
     points=matching_pennies_points,
@@ -78,7 +90,7 @@ RPS_PREDICTION = Rules(
     "rock-paper-scissors, prediction",
     ROCK_PAPER_SCISSORS,
     "You face the same opponent at rock-paper-scissors for {rounds} rounds. In each round you predict the "
-    "opponent's move (Rock, Paper or Scissors): a correct prediction earns 1 point, a wrong one 0.",
+    "opponent's move ({moves}): a correct prediction earns 1 point, a wrong one 0.",
     asks_move=False,
     points=prediction_points,
 )
@@ -97,7 +109,7 @@ BATTLE_OF_THE_SEXES = Rules(
     "battle of the sexes, anonymised",
     BOS_ACTIONS,
     "You are player Y and play a coordination game against player Z for {rounds} rounds. In each round "
-    "both choose A or B at the same time. If both choose B, you get 3 points and Z gets 2. If both choose "
+    "both choose {moves} at the same time. If both choose B, you get 3 points and Z gets 2. If both choose "
     "A, you get 2 points and Z gets 3. If you choose differently, both get 0. Before each round you also "
     "predict Z's move.",
     asks_move=True,
@@ -122,12 +134,17 @@ class HiddenPatternGame:
     name: str = "hidden pattern"
 
     def fingerprint(self) -> Mapping[str, Any]:
-        return {"game": self.name, "rules": self.rules.text, "patterns": self.patterns, "rounds": self.rounds}
+        return {"game": self.name, "rules": self.rules.text, "patterns": self.patterns, "rounds": self.rounds, "counterbalanced": True}
 
-    def schema(self) -> dict[str, Any]:
-        fields = {"prediction": answers.one_of(self.rules.moves)}
+    def arrangement(self, trial: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the opponent's pattern, the moves in the order they are listed) in trial ``trial``."""
+        pattern, shift = factors(trial, len(self.patterns), len(self.rules.moves))
+        return self.patterns[pattern], rotated(self.rules.moves, shift)
+
+    def schema(self, listed: Sequence[str]) -> dict[str, Any]:
+        fields = {"prediction": answers.one_of(tuple(listed))}
         if self.rules.asks_move:
-            fields["move"] = answers.one_of(self.rules.moves)
+            fields["move"] = answers.one_of(tuple(listed))
         return answers.object_schema(**fields)
 
     def read(self, obj: dict[str, Any]) -> tuple[str, str | None]:
@@ -135,23 +152,23 @@ class HiddenPatternGame:
         move = answers.choice(obj, "move", self.rules.moves) if self.rules.asks_move else None
         return prediction, move
 
-    def answer_form(self) -> str:
-        options = " or ".join(f'"{m}"' for m in self.rules.moves)
+    def answer_form(self, listed: Sequence[str]) -> str:
+        options = " or ".join(f'"{m}"' for m in listed)
         fields = [f'"prediction": {options}'] + ([f'"move": {options}'] if self.rules.asks_move else [])  # the opponent's, then yours
         return "Answer in JSON: {" + ", ".join(fields) + "}"
 
     def play(self, trial: int) -> Trial:
-        pattern = self.patterns[trial % len(self.patterns)]
+        pattern, listed = self.arrangement(trial)
         opponent = [pattern[r % len(pattern)] for r in range(self.rounds)]
-        messages: list[dict[str, str]] = [{"role": "system", "content": self.rules.text.format(rounds=self.rounds)}]
+        messages: list[dict[str, str]] = [{"role": "system", "content": self.rules.told(self.rounds, listed)}]
         results: list[dict[str, Any]] = []
         news = ""
         for r in range(self.rounds):
             seen = ", ".join(opponent[:r]) or "none"
-            messages.append({"role": "user", "content": f"{news}Round {r + 1}/{self.rounds}. Opponent's moves so far: {seen}. {self.answer_form()}"})
+            messages.append({"role": "user", "content": f"{news}Round {r + 1}/{self.rounds}. Opponent's moves so far: {seen}. {self.answer_form(listed)}"})
             answer = yield Decision(
                 messages=tuple(messages),
-                schema=self.schema(),
+                schema=self.schema(listed),
                 parse=answers.reader(self.read),
                 situation={"history": opponent[:r], "round": r},
             )
@@ -168,7 +185,7 @@ class HiddenPatternGame:
                 result.update(reason=answer.reason, correct=False, points=None)
                 news = f"Round {r + 1}: opponent played {opponent[r]}; your answer was unusable ({answer.reason}): no points.\n"
             results.append(result)
-        return {"valid": True, "pattern": list(pattern), "rounds": results}
+        return {"valid": True, "pattern": list(pattern), "rounds": results, "presented": {"listed": list(listed)}}
 
     def strategy(self) -> Contract:
         moves = ", ".join(f'"{m}"' for m in self.rules.moves)
@@ -180,7 +197,7 @@ class HiddenPatternGame:
             returns = f"Return your prediction of the opponent's next move, one of {moves}."
         return Contract(
             system="",
-            rules=self.rules.text.format(rounds=self.rounds),
+            rules=self.rules.told(self.rounds),
             signature=signature,
             explanation=(
                 "The function is called once a round, before the moves are revealed; `opponent_moves` lists the "

@@ -1,0 +1,42 @@
+"""Counterbalancing: what an agent could answer without reading the game must not be what the game
+rewards more often than chance.
+
+An agent can answer by position (the first option listed, the last), by name (the same label every
+time) or by the end of a range (nothing, everything). So wherever a game lists options, their order
+varies across trials; where a label could carry the answer, which label names which action varies
+too; where an end of a range would be the rewarded answer, the question is asked in both framings
+(what you keep, what you give); and a hidden opponent's pattern takes each of its forms.
+
+A trial's arrangement is a pure function of its index: the index written in a mixed radix, one digit
+per factor. Over every whole cycle of the factors' levels each combination occurs equally often, so
+no factor is confounded with another (a first-option agent facing a constant opponent wins as often
+as chance, not always or never), and the paper's 30 trials are balanced to within one trial per
+level. The arrangement is kept in each trial's record (``presented``), so the run log says what each
+agent was shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def factors(trial: int, *levels: int) -> tuple[int, ...]:
+    """The level of each factor in trial ``trial``: the digits of ``trial`` in the radix ``levels``,
+    the first factor changing fastest. ``factors(5, 2, 3) == (1, 2)``."""
+    digits = []
+    for count in levels:
+        if count < 1:
+            raise ValueError(f"a factor has at least one level, not {count}")
+        digits.append(trial % count)
+        trial //= count
+    return tuple(digits)
+
+
+def rotated(options: Sequence[T], shift: int) -> tuple[T, ...]:
+    """``options`` rotated left by ``shift``: over ``len(options)`` consecutive shifts each option
+    stands at each place once (a Latin square), so no option owns the first or the last place."""
+    shift %= len(options)
+    return tuple(options[shift:]) + tuple(options[:shift])
