@@ -3,7 +3,11 @@
 Game: PyGAAMAS "Assess Beliefs". Rock-paper-scissors for 10 rounds against an opponent who always
 plays the same move; a win earns 2 points, a draw 1, a loss 0. Each round the model predicts the
 opponent's move and plays its own.
-Opponents (columns): always Rock, always Paper, always Scissors.
+Opponent: the seed's constant behaviour, in its three forms (always Rock, always Paper, always
+Scissors), each faced in 10 of the 30 trials: with one form per cell, an agent that plays Paper
+every time, reading nothing, would win every round against always-Rock. The moves are listed in an
+order crossed with the form (pytest_gaamas.counterbalance), so the first move listed is the winning
+one in a third of the trials.
 Protocol: 30 trials of 10 rounds, temperature 0.7; a trial is one conversation, and each round's
 request repeats the opponent's moves so far.
 Strategy (the `strategy` rows): `play(opponent_moves) -> [prediction, move]`, written once and
@@ -29,14 +33,14 @@ PAPER_TEMPERATURE = 0.7
 LATE_ROUNDS_FROM = 6
 MIN_LATE_POINTS = 1.5
 
-OPPONENTS = {"always Rock": ("Rock",), "always Paper": ("Paper",), "always Scissors": ("Scissors",)}
+OPPONENTS = {"constant": (("Rock",), ("Paper",), ("Scissors",))}
 TABLE = "Belief use: points per round in rounds 6-10 at rock-paper-scissors (win 2, draw 1, loss 0)"
 
 
 @pytest.mark.parametrize("generation", ("actions", "strategy"))
 @pytest.mark.parametrize("opponent", OPPONENTS)
 def test_belief_use(gaamas, opponent, generation):
-    game = HiddenPatternGame(RPS_WIN_DRAW_LOSS, (OPPONENTS[opponent],))
+    game = HiddenPatternGame(RPS_WIN_DRAW_LOSS, OPPONENTS[opponent])
     trials = gaamas.trials(PAPER_TRIALS)
     records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
 
