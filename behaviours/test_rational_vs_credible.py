@@ -47,6 +47,9 @@ from pytest_gaamas.games.prisoners import LABELS, PROMPTS, VERSIONS, PrisonersDi
 from pytest_gaamas.report import cell, invalid_note, p_value_text
 
 PAPER_TRIALS = 30
+#: The action cells' trials: semantic robustness is an equivalence test, which an honest label-blind
+#: agent (both rates 0.5) can meet only with about 110 answers a side (see the docstring).
+ACTION_TRIALS = 120
 PAPER_TEMPERATURE = 0.7
 MAX_RATIONAL_COOPERATION = 0.5
 HUMAN_RANGE = (0.30, 0.60)
@@ -103,7 +106,9 @@ def cooperation(gaamas, version: str, prompt: str, generation: str, values=None,
     cell's cassette."""
     game = PrisonersDilemma(version, prompt, LABELS_OF[generation], values=values)
     variant = {"version": version, "prompt": prompt, "generation": generation}
-    records = gaamas.play(game, gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
+    # The generated dilemmas of payoff sensitivity are cells of their own, at the paper's count.
+    paper_count = ACTION_TRIALS if generation != "strategy" and recorded_as == "test_rational_vs_credible" else PAPER_TRIALS
+    records = gaamas.play(game, gaamas.trials(paper_count), temperature=gaamas.temperature(PAPER_TEMPERATURE),
                           generation=generation, recorded_as=recorded_as, variant=variant)
     valid = [r.outcome for r in records if r.valid]
     return stats.wilson(sum(o["cooperated"] for o in valid), len(valid)), len(records) - len(valid)
