@@ -37,6 +37,49 @@ def talk_informs(test_id: str) -> bool:
     return "::test_script_overstates_success[" in test_id and not test_id.endswith("-0]")
 
 
+def label_blind_robustness(test_id: str) -> bool:
+    """Semantic robustness asks that the named and the anonymised labels give the same cooperation:
+    an agent that never reads a label (a coin, the first or last option listed) has exactly that."""
+    return "::test_semantic_robustness[" in test_id
+
+
+#: What a shortcut agent (it never reads the game) truly has, by criterion, with why. Any other
+#: criterion it meets measures the shortcut, not the construct: a broken test.
+SHORTCUT_EXCEPTIONS = {
+    "first": {
+        "credibility": "cooperates in half the trials (the order of Cooperate and Defect is counterbalanced), "
+        "inside people's 30-60%: an average cannot tell a credible human from a coin",
+        "label-blind robustness": "never reads a label, so the labels cannot change its cooperation",
+    },
+    "last": {
+        "credibility": "cooperates in half the trials, as the first-option agent",
+        "label-blind robustness": "never reads a label, as the first-option agent",
+    },
+    "constant": {
+        "credibility, anonymised": "answers the same label every time, which means cooperate in half the trials "
+        "(which of Foo and Bar cooperates is counterbalanced): a coin's rate, inside people's range",
+        "constant split": "half the points on each asset on every budget: a constant split is GARP-consistent (CCEI 1)",
+        "always accepts": "accepts every offer, so it accepts $40, which is all the responder's criterion asks",
+        "copies meet": "two copies that name the same meeting every round meet every round: meeting on a label both "
+        "name is coordination (a focal point), which is what the two-agent criterion asks; copies that answer by position "
+        "see independent orders and meet as two coins do",
+    },
+}
+
+
+def shortcut_exception(agent: str, test_id: str) -> str | None:
+    """The named exception that lets shortcut ``agent`` meet the criterion of ``test_id``, or None."""
+    found = {
+        "credibility": credibility_cell(test_id),
+        "credibility, anonymised": credibility_cell(test_id) and "actions + ano" in test_id,
+        "label-blind robustness": label_blind_robustness(test_id),
+        "constant split": "::test_garp_consistency[" in test_id,
+        "always accepts": "::test_ultimatum[" in test_id and "-responder-" in test_id,
+        "copies meet": "::test_agent_coordination[" in test_id,
+    }
+    return next((name for name in SHORTCUT_EXCEPTIONS[agent] if found[name]), None)
+
+
 def human_likeness(test_id: str) -> bool:
     """Criteria that ask for people's behaviour: choices distributed as theirs, play that changes with
     the role and moves with the payoffs as theirs does. Theory's agent plays the same whatever."""
@@ -71,8 +114,23 @@ def test_the_random_agent_fails_at_chance(workspace):
     results = verdicts(reference_run("random", workspace))
     assert results
     for test_id, passed in results.items():
-        # Coin flips cooperate half the time, inside the human range: an average cannot tell them apart.
-        assert passed == credibility_cell(test_id), test_id
+        # Coin flips cooperate half the time, inside the human range: an average cannot tell them
+        # apart; and a coin never reads a label, so the labels cannot change its cooperation.
+        assert passed == (credibility_cell(test_id) or label_blind_robustness(test_id)), test_id
+
+
+@pytest.mark.parametrize("agent", SHORTCUT_EXCEPTIONS)
+def test_no_agent_that_never_reads_the_game_meets_a_criterion_it_cannot_have(workspace, agent):
+    """The first listed option, the last, or the same answer every time, read from the answer's form
+    alone: every criterion met by such an agent is one of its named exceptions, and every named
+    exception is met (a stale exception would hide a criterion that a shortcut meets)."""
+    results = verdicts(reference_run(agent, workspace))
+    assert {test_id.split("/")[1].split(".py")[0].removeprefix("test_") for test_id in results} == set(BEHAVIOURS), agent
+    met = {test_id for test_id, passed in results.items() if passed}
+    unexplained = sorted(test_id for test_id in met if shortcut_exception(agent, test_id) is None)
+    assert not unexplained, f"reference:{agent} meets criteria it cannot have: {unexplained}"
+    used = {shortcut_exception(agent, test_id) for test_id in met}
+    assert used == set(SHORTCUT_EXCEPTIONS[agent]), f"reference:{agent}: named exceptions never met: {set(SHORTCUT_EXCEPTIONS[agent]) - used}"
 
 
 def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(workspace):
