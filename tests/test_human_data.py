@@ -73,6 +73,7 @@ def test_peoples_means_are_precomputed_and_current():
 # FHSS (1994) and MobLab's ultimatum figures, each recomputed here from the data file itself, with the
 # standard library only, so that a wrong loader and a wrong row cannot agree by sharing code.
 
+import ast  # noqa: E402
 import csv  # noqa: E402
 import importlib.util  # noqa: E402
 import re  # noqa: E402
@@ -83,6 +84,7 @@ from conftest import ROOT  # noqa: E402
 from pytest_gaamas.data import fhss1994_cells  # noqa: E402
 
 DATA = ROOT / "pytest_gaamas" / "data"
+STATUSES = {"verified from data", "verified", "computed", "secondary", "unverified"}  # the human-data README's
 THIRD_DECIMAL = 5e-4 + 1e-12  # the summary rounds its figures to 3 decimals, half up
 
 
@@ -219,3 +221,35 @@ def test_the_summarys_moblab_block_counts_players_who_made_no_choice(fhss_summar
     rejecting = sum(float(r["accept"]) > 40 for r in first_rounds) / len(first_rounds)
     assert block["implied_rejection_rate_at_offer"]["40"] == pytest.approx(rejecting, abs=THIRD_DECIMAL)
     assert sum(float(r["accept"]) < 0 for r in first_rounds) == 303  # counted above as accepting every offer
+
+
+def test_every_peoples_row_and_note_names_a_status_the_human_data_readme_uses():
+    """Each reference row's status, and each figure note that speaks of people, in every behaviour."""
+    checked = {"status": 0, "note": 0}
+    for path in sorted((ROOT / "behaviours").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                     for target in node.targets if isinstance(target, ast.Name)}  # fmt: skip
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "status" or isinstance(node, ast.Dict) and "status" in _texts(node.keys, {}):
+                value = node.value if isinstance(node, ast.keyword) else node.values[_texts(node.keys, {}).index("status")]
+                assert isinstance(value, ast.Constant) and value.value in STATUSES, f"{path.name}:{value.lineno}: status {ast.unparse(value)}"
+                checked["status"] += 1
+            if isinstance(node, ast.keyword) and node.arg == "note":
+                note = " ".join(_texts([node.value], constants))
+                if "people" in note:
+                    assert any(status in note for status in STATUSES) or "not in the shipped data" in note, f"{path.name}: {note}"
+                    checked["note"] += 1
+    assert checked["status"] >= 15 and checked["note"] >= 10, checked  # the scan saw the rows and notes it is about
+
+
+def _texts(nodes, constants) -> list[str]:
+    """The strings an expression is built of, following the module's own constants by name."""
+    texts = []
+    for node in nodes:
+        for part in ast.walk(node) if node is not None else ():
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                texts.append(part.value)
+            elif isinstance(part, ast.Name) and part.id in constants:
+                texts += _texts([constants[part.id]], {})
+    return texts
