@@ -44,7 +44,8 @@ COLUMNS = tuple(f"{m} message" + ("" if m == 1 else "s") for m in MESSAGES)
 SERIES_COLUMNS = tuple(f"{column}, {simulation}" for simulation in SIMULATIONS for column in COLUMNS)
 #: Coordination rate by number of messages: no talk, one-way, one round of two-way talk.
 PEOPLE_COORDINATION = {0: 0.48, 1: 0.95, 2: 0.55}
-PEOPLE_SOURCE = "Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot"
+PEOPLE_SOURCE = ("Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot; "
+                 "their two-way messages were sent at once, where here the second answers the first")
 ALPHA = 0.05
 CRITERION = f"the script's games coordinate more than the agents': Mann-Whitney U, one-sided p < {ALPHA}"
 

@@ -69,6 +69,8 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
         figures=figures(role, temperature),
     )
     gaamas.reference(table=TABLE, **humans_row())
+    for row in fhss_rows():
+        gaamas.reference(table=TABLE, **row)
     gaamas.verdict(passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}")
 
 
@@ -82,17 +84,27 @@ def test_dictator_fidelity(gaamas, role, temperature, generation):
     gaamas.verdict(result and result.faithful, fidelity.explain(result, fidelity.dictator_kept()))
 
 
+PEOPLE_NOTE = "people: MobLab first-round one-shot dictator games of $100, n = 13,232 (verified from data)"
+
+
 def figures(role, temperature):
-    """The seed's violins at its temperature, beside MobLab's dictators; the mean against the temperature."""
+    """The seed's violins at its temperature, beside MobLab's dictators; the mean against the
+    temperature, beside MobLab's mean and FHSS's $5 dictators with pay and without."""
     people_mean = people.mean(PEOPLE).value
+    lines, shown = {f"people, MobLab mean (${people_mean:.0f})": people_mean}, []
+    for name, fhss in people.fhss("dictator"):
+        if fhss.pie == FHSS_FIGURE_PIE:  # the pie FHSS played both with pay and without: their contrast
+            kept = people.mean(name).value
+            lines[f"people, FHSS 1994 ${fhss.pie:g} pie, {fhss.payment} ({kept:.0f}% kept)"] = kept
+            shown.append(f"{fhss.payment}, n = {len(fhss.offers)}")
     against_temperature = Figure("Dictator: mean share kept against the temperature", LINE, "mean $ kept of $100 [95% CI]",
-                                 panel=f"role: {role}", x=temperature, x_axis="temperature", limits=DOLLARS,
-                                 references={f"people, MobLab mean (${people_mean:.0f})": people_mean})
+                                 panel=f"role: {role}", x=temperature, x_axis="temperature", limits=DOLLARS, references=lines,
+                                 note=f"{PEOPLE_NOTE}; FHSS 1994, the mean % of a ${FHSS_FIGURE_PIE} pie kept ({'; '.join(shown)}; "
+                                      "verified from data); all their cells are in the table")
     if temperature != SEED_TEMPERATURE:
         return (against_temperature,)
     violins = Figure(f"Dictator: share kept at T = {SEED_TEMPERATURE}", VIOLIN, "$ kept of $100", x=f"role: {role}",
-                     people=PEOPLE, limits=DOLLARS, references={"self-interest ($100)": 100, "equal split ($50)": 50},
-                     note="people: MobLab first-round one-shot dictator games, n = 13,232 (verified from data)")
+                     people=PEOPLE, limits=DOLLARS, references={"self-interest ($100)": 100, "equal split ($50)": 50}, note=PEOPLE_NOTE)
     return (violins, against_temperature)
 
 
@@ -109,3 +121,21 @@ def humans_row() -> dict:
         "source": "MobLab first-round one-shot dictator games of $100 (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }
+
+
+FHSS_FIGURE_PIE = 5
+
+
+@lru_cache(maxsize=1)
+def fhss_rows() -> tuple[dict, ...]:
+    """FHSS (1994)'s dictators, who split $5 or $10 with pay or without: the same game and role, so
+    their shares of the pie kept stand beside the $ of $100 a model keeps."""
+    return tuple(
+        {
+            "label": f"humans, FHSS 1994, ${cell.pie:g} pie, {cell.payment} (n = {len(cell.offers)}): % of the pie kept",
+            "cells": summary_cells(cell.percent_kept, people.mean(name)) | {"n": str(len(cell.offers))},
+            "source": f"{people.FHSS_SOURCE}: dictator game, ${cell.pie:g} pie, {cell.payment}",
+            "status": "verified from data",
+        }
+        for name, cell in people.fhss("dictator")
+    )

@@ -164,6 +164,21 @@ def generated_dilemmas() -> dict[str, tuple[int, int, int, int]]:
     return found
 
 
+PAYOFF_TABLE = "Prisoner's dilemma, payoff sensitivity: does cooperation follow the payoffs as people's does (Mengel 2018)?"
+
+
+def mengel_row(predicted: list[float]) -> dict:
+    """People's cooperation as Mengel's regression predicts it for the same dilemmas, in the table's order."""
+    return {
+        "label": "people: Mengel (2018), predicted",
+        "cells": {"dilemmas": str(len(predicted)), "cooperation, least to most cooperative payoffs for people": " ".join(f"{p:.2f}" for p in predicted)},
+        "source": "Mengel (2018), Economic Journal: cooperation = 0.455 - 0.269 Risk - 0.055 Temptation + 0.308 Efficiency over "
+                  "45 one-shot dilemmas, as transcribed in jdebacker/BrookinsDeBacker_GPT; a linear prediction, used for its order: "
+                  "it is not bounded to 0-1",
+        "status": "secondary",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_payoff_sensitivity(gaamas, prompt):
     matrices = {version: (values, "test_rational_vs_credible") for version, values in VERSIONS.items()}
@@ -174,7 +189,7 @@ def test_payoff_sensitivity(gaamas, prompt):
     z, p, estimate, invalid = trend([rates[m] for m in by_prediction], [predicted[m] for m in by_prediction])
     passed = p < ALPHA
     gaamas.score(
-        table="Prisoner's dilemma, payoff sensitivity: does cooperation follow the payoffs as people's does (Mengel 2018)?",
+        table=PAYOFF_TABLE,
         metric="trend z", estimate=estimate, invalid=invalid, passed=passed,
         criterion=f"cooperation rises with Mengel's predicted human cooperation over {len(matrices)} dilemmas: trend test, one-sided p < {ALPHA}",
         columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p"),
@@ -184,6 +199,7 @@ def test_payoff_sensitivity(gaamas, prompt):
         details={"dilemmas": {m: {"rstp": list(matrices[m][0]), "predicted_human": predicted[m], "cooperation": rates[m][0].as_json()} for m in by_prediction}},
         row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both",
     )  # fmt: skip
+    gaamas.reference(table=PAYOFF_TABLE, **mengel_row([predicted[m] for m in by_prediction]))
     gaamas.verdict(passed, f"cooperation does not rise with people's predicted cooperation (z = {z:.2f}, p = {p_value_text(p)})")
 
 

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pytest_gaamas import cells, fidelity, people, stats
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.figures import CURVE, DOLLARS, INTERVAL, RATE, VIOLIN, Figure
-from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, UltimatumGame, smallest_accepted
+from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, PIE, UltimatumGame, smallest_accepted
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
 
 PAPER_TRIALS = 30
@@ -84,9 +84,8 @@ def test_ultimatum(gaamas, role, generation):
         details={"outcomes": valid},
         figures=figures(role, gaamas.strategy),
     )
-    gaamas.reference(table=TABLE, **humans_row())
-    gaamas.reference(table=TABLE, label="humans, meta-analysis", cells={COLUMNS[1]: "60", COLUMNS[3]: "0.84"},
-                     source="Oosterbeek, Sloof & van de Kuilen (2004), Experimental Economics 7: mean offer 40%, 16% of offers rejected", status="verified")
+    for row in (humans_row(), *fhss_rows(), META_ANALYSIS_ROW):
+        gaamas.reference(table=TABLE, **row)
     gaamas.verdict(passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}")
 
 
@@ -105,7 +104,13 @@ def test_ultimatum_fidelity(gaamas, role, generation):
 
 PEOPLE_PROPOSERS = "MobLab ultimatum proposers: $ kept of $100"
 PEOPLE_THRESHOLDS = "MobLab ultimatum responders: smallest offer accepted"
-PEOPLE_NOTE = "people: MobLab first-round ultimatum games of $100, strategy method, n = 5,993 (verified from data)"
+PEOPLE_NOTE = ("people: MobLab first-round ultimatum games of $100, strategy method, n = 5,993 (verified from data); "
+               "FHSS 1994's proposers, as % of $5 and $10 pies, are in the table")
+RESPONDER_NOTE = ("people: MobLab, the share whose smallest accepted offer (strategy method) is at most $40, n = 5,993; "
+                  "FHSS 1994, the share of offers of 40% of a $5 or $10 pie that responders accepted on seeing them "
+                  "(both verified from data)")
+#: An offer of $40 of $100 is this share of the pie, the one FHSS's rejections are read at.
+OFFER_SHARE = OFFER_TO_RESPONDER / PIE
 
 
 def figures(role, strategy):
@@ -115,14 +120,17 @@ def figures(role, strategy):
         return (Figure("Ultimatum proposer: share kept", VIOLIN, "$ kept of $100", x="proposer", people=PEOPLE_PROPOSERS,
                        limits=DOLLARS, references={"subgame perfection ($99)": 99, "equal split ($50)": 50}, note=PEOPLE_NOTE),)
     accepting = people_accepting()
+    lines = {"subgame perfection": 1.0, f"people, MobLab ({accepting:.2f})": accepting}
+    for paid in (True, False):
+        accepted, made = fhss_accepting(paid)
+        lines[f"people, FHSS 1994, {'paid' if paid else 'no pay'} ({accepted} of {made} offers of {OFFER_SHARE:.0%} accepted)"] = accepted / made
     declared = [Figure(f"Ultimatum responder: acceptance of ${OFFER_TO_RESPONDER}", INTERVAL, f"share accepting ${OFFER_TO_RESPONDER} [95% CI]",
-                       x="responder", limits=RATE, note=PEOPLE_NOTE,
-                       references={"subgame perfection": 1.0, f"people, MobLab ({accepting:.2f})": accepting})]
+                       x="responder", limits=RATE, note=RESPONDER_NOTE, references=lines)]
     if strategy is not None:  # a strategy that answers no offer says so in its place
         curve = tuple((float(offer), float(bool(accepted))) for (_, offer), accepted in strategy.probes) if strategy.valid else ()
         declared.append(Figure("Ultimatum responder strategies: acceptance at every offer", CURVE, "accepts (1) or rejects (0)",
                                x_axis="offer to the responder, $ of $100", curve=curve, people=PEOPLE_THRESHOLDS, limits=RATE,
-                               note="people: the share of MobLab responders whose smallest accepted offer is at most x"))
+                               note="people: the share of MobLab responders whose smallest accepted offer is at most x, n = 5,993 (verified from data)"))
     return tuple(declared)
 
 
@@ -152,3 +160,37 @@ def humans_row() -> dict:
         "source": "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",
     }
+
+
+@lru_cache(maxsize=1)
+def fhss_rows() -> tuple[dict, ...]:
+    """FHSS (1994)'s ultimatum games of $5 and $10, with pay or without: what proposers kept, as a
+    share of the pie, and how many offers of 40% responders accepted on seeing them."""
+    rows = []
+    for name, fhss in people.fhss("ultimatum"):
+        accepted, made = fhss.accepted(OFFER_SHARE)
+        rows.append({
+            "label": f"humans, FHSS 1994, ${fhss.pie:g} pie, {fhss.payment} (n = {len(fhss.offers)}): % of the pie",
+            "cells": proposer_cells(fhss.percent_kept, people.mean(name))
+            | {COLUMNS[3]: f"{cell(stats.wilson(accepted, made))}: {accepted} of {made} offers of {OFFER_SHARE:.0%}"},
+            "source": f"{people.FHSS_SOURCE}: ultimatum game, ${fhss.pie:g} pie, {fhss.payment}; "
+                      "responders answered the offer they were made",
+            "status": "verified from data",
+        })  # fmt: skip
+    return tuple(rows)
+
+
+def fhss_accepting(paid: bool) -> tuple[int, int]:
+    """FHSS's offers of 40% accepted, of those made, over their $5 and $10 pies with or without pay."""
+    counts = [fhss.accepted(OFFER_SHARE) for _, fhss in people.fhss("ultimatum") if fhss.paid == paid]
+    return sum(accepted for accepted, _ in counts), sum(made for _, made in counts)
+
+
+#: Oosterbeek et al.'s abstract gives a mean offer and the rejection rate over all offers, not at $40.
+META_ANALYSIS_ROW = {
+    "label": "humans, meta-analysis: mean offer 40%; 16% of all offers rejected",
+    "cells": {COLUMNS[1]: "60 (% of the pie)", COLUMNS[3]: "not at $40: 16% of offers of every size rejected"},
+    "source": "Oosterbeek, Sloof & van de Kuilen (2004), Experimental Economics 7:171-188 (abstract): mean offer 40% of the pie; "
+              "16% of offers rejected, over all offers made",
+    "status": "verified",
+}

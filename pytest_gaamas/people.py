@@ -15,10 +15,23 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import stats
-from .data import ckms2014_subjects, moblab_dictator_gifts, moblab_ultimatum_strategies
+from .data import FhssCell, ckms2014_subjects, fhss1994_cells, moblab_dictator_gifts, moblab_ultimatum_strategies
 from .stats import Estimate
 
 CACHE = Path(__file__).with_name("data") / "people_means.json"
+FHSS_SOURCE = "Forsythe, Horowitz, Savin & Sefton (1994), Games and Economic Behavior 6(3):347-369, from their individual data"
+
+
+def fhss_name(cell: FhssCell) -> str:
+    """The name of an FHSS cell's shares of the pie kept, as ``SOURCES`` holds them."""
+    role = "dictators" if cell.game == "dictator" else "ultimatum proposers"
+    return f"FHSS 1994 {role}, ${cell.pie:g} pie, {cell.payment}: % of the pie kept"
+
+
+def fhss(game: str) -> list[tuple[str, FhssCell]]:
+    """FHSS (1994)'s cells of ``game`` ("dictator" or "ultimatum"), each with its name in ``SOURCES``."""
+    return [(fhss_name(cell), cell) for cell in fhss1994_cells() if cell.game == game]
+
 
 #: People's choices by name: each figure's mean is precomputed; the report draws their distributions.
 SOURCES: dict[str, Callable[[], Sequence[float]]] = {
@@ -26,6 +39,8 @@ SOURCES: dict[str, Callable[[], Sequence[float]]] = {
     "MobLab ultimatum proposers: $ kept of $100": lambda: [100 - p.offer for p in moblab_ultimatum_strategies()],
     "CKMS 2014: the authors' CCEI": lambda: [s.authors_ccei for s in ckms2014_subjects()],
     "MobLab ultimatum responders: smallest offer accepted": lambda: [p.smallest_accepted for p in moblab_ultimatum_strategies()],
+    # FHSS played for $5 and $10, so their choices are shares of the pie, comparable with $ of $100
+    **{fhss_name(cell): (lambda cell=cell: list(cell.percent_kept)) for cell in fhss1994_cells()},
 }
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import csv
+import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from types import MappingProxyType
 
 import numpy as np
 
@@ -90,3 +94,62 @@ def moblab_ultimatum_strategies() -> tuple[UltimatumStrategy, ...]:
             for row in csv.DictReader(handle)
             if row["Total"] == "100" and row["Round"] == "1" and float(row["propose"]) >= 0 and float(row["accept"]) >= 0
         )
+
+
+@dataclass(frozen=True)
+class FhssCell:
+    """One cell of Forsythe, Horowitz, Savin & Sefton (1994): a game played for a pie of ``pie``
+    dollars, with pay or without (hypothetical choices).
+
+    ``offers`` holds every proposer's offer (ultimatum) or every dictator's gift, in dollars, one a
+    person. ``rejections`` (ultimatum only) maps an offer, as a share of the pie, to how many such
+    offers were made and how many of them were rejected: responders saw the offer itself, not a
+    strategy.
+    """
+
+    game: str  # "dictator" or "ultimatum"
+    pie: float
+    paid: bool
+    offers: tuple[float, ...]
+    rejections: Mapping[float, tuple[int, int]]  # share of the pie -> (rejected, made)
+
+    @property
+    def payment(self) -> str:
+        return "paid" if self.paid else "no pay"
+
+    @property
+    def percent_kept(self) -> tuple[float, ...]:
+        """What each proposer or dictator kept, as a percentage of the pie."""
+        return tuple(100 * (self.pie - offer) / self.pie for offer in self.offers)
+
+    def accepted(self, share: float) -> tuple[int, int]:
+        """How many offers of ``share`` of the pie were accepted, of how many made ((0, 0): none made)."""
+        rejected, made = self.rejections.get(round(share, 2), (0, 0))
+        return made - rejected, made
+
+
+FHSS_CELL = re.compile(r"(?P<game>DG|UG)-(?P<pay>P|NP)-\$(?P<pie>\d+)")
+
+
+@lru_cache(maxsize=1)
+def fhss1994_cells() -> tuple[FhssCell, ...]:
+    """The six dictator and ultimatum cells of FHSS (1994), in file order. The offers are the
+    cells' histograms read back into one value a person; the file's ``moblab_ultimatum_round1``
+    block is not FHSS and is left out (SOURCES.md says why)."""
+    path = resources.files(__package__) / "fhss_1994_summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    cells = []
+    for key, figures in summary.items():
+        match = FHSS_CELL.fullmatch(key)
+        if match is None:
+            continue
+        offers = [float(offer) for offer, count in figures["hist_offer_counts"].items() for _ in range(count)]
+        rejections = {}
+        for share, fraction in figures.get("rejections_by_offer_share", {}).items():
+            rejected, made = fraction.split("/")
+            rejections[round(float(share), 2)] = (int(rejected), int(made))
+        cells.append(FhssCell(
+            game="dictator" if match["game"] == "DG" else "ultimatum", pie=float(match["pie"]), paid=match["pay"] == "P",
+            offers=tuple(sorted(offers)), rejections=MappingProxyType(rejections),
+        ))  # fmt: skip
+    return tuple(cells)
