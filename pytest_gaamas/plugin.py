@@ -296,6 +296,7 @@ class GaamasSession:
         self.compare_notes.append(
             f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"
         )
+        self.compare_notes += compare.verdict_changes(self.changes)
         dropped = [c for c in self.changes if c.dropped]
         if dropped:
             self.compare_notes += [

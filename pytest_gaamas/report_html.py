@@ -319,14 +319,16 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
     rows = []
     for c in cells:
         verdict = "DROP" if c.get("dropped") else ""
+        old_verdict, new_verdict = c.get("old_verdict"), c.get("new_verdict")
+        criterion = f"{old_verdict} -> {new_verdict}" if old_verdict and new_verdict and old_verdict != new_verdict else ""
         rows.append("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in (
             c.get("behaviour"), c.get("cell"), c.get("models"), _number(c.get("old")), _number(c.get("new")),
-            _number(c.get("difference")), _number(c.get("p_holm")), verdict)) + "</tr>")  # fmt: skip
+            _number(c.get("difference")), _number(c.get("p_holm")), verdict, criterion)) + "</tr>")  # fmt: skip
     figure = drawing.draw_comparison(cells)
     return (f'<section id="comparison"><h2>Compared with {_e(comparison.get("with", ""))}</h2><ul class="note">{notes}</ul>'
             + _figure(figure) +
             "<details><summary>every cell compared</summary><div class=\"scroll\"><table><tr><th>behaviour</th><th>cell</th><th>model</th>"
-            "<th>old</th><th>new</th><th>new - old</th><th>p (Holm)</th><th>verdict</th></tr>"
+            "<th>old</th><th>new</th><th>new - old</th><th>p (Holm)</th><th>verdict</th><th>criterion</th></tr>"
             + "".join(rows) + "</table></div></details></section>")  # fmt: skip
 
 
