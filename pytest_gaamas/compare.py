@@ -8,6 +8,13 @@ row and metric; same model, or the one model of each run when they differ), test
 the test that fits the score (Fisher's exact test for rates, Welch's t-test for means), and adjusts
 the p-values with Holm's method over all the cells compared. A cell *drops* when its adjusted
 p-value is below alpha and it moved the wrong way by more than the allowed drop.
+
+Only a drop fails a comparison. A verdict that changed is shown beside the cell and counted in a
+note, but is no regression by itself: a criterion met before and **inconclusive** now means that the
+new trials no longer show it holds, nor show that it does not (the interval now reaches past the
+threshold): the evidence weakened, which a drop of the score says whether it is significant, and
+more trials decide. Met before and **missed** now is said too; whether it is a regression is again
+the drop's to say, since a score may cross a threshold by chance.
 """
 
 from __future__ import annotations
@@ -84,8 +91,19 @@ class CellChange:
             "old_n": self.old.n, "new_n": self.new.n, "difference": finite(_difference(self.old, self.new)),
             "p_value": finite(self.p_value), "p_holm": finite(self.p_adjusted), "worse": self.new.worse,
             "allowed_drop": self.allowed_drop, "dropped": self.dropped, "unit": self.new.unit,
-            "headline": self.new.passed is not None,
+            "headline": self.new.passed is not None, "old_verdict": _word(self.old), "new_verdict": _word(self.new),
         }  # fmt: skip
+
+    @property
+    def verdict_change(self) -> str:
+        """``met -> inconclusive`` where the cell's verdict changed; empty where it did not, or where
+        either run has none."""
+        old, new = _word(self.old), _word(self.new)
+        return f"{old} -> {new}" if old and new and old != new else ""
+
+
+def _word(score: Score) -> str | None:
+    return None if score.verdict is None else score.verdict.value
 
 
 def _difference(old: Score, new: Score) -> float:
@@ -167,11 +185,35 @@ def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TAB
     rows = [
         (c.behaviour, c.cell, c.models, number(c.old.score), number(c.new.score), number(_difference(c.old, c.new)),
          p_value_text(c.p_value), p_value_text(c.p_adjusted),
-         "DROP" if c.dropped else ("changed" if not math.isnan(c.p_adjusted) and c.p_adjusted < alpha else ""))
+         "DROP" if c.dropped else ("changed" if not math.isnan(c.p_adjusted) and c.p_adjusted < alpha else ""),
+         c.verdict_change)
         for c in changes
     ]  # fmt: skip
-    headers = ("behaviour", "cell", "model", "old", "new", "new - old", "p", "p (Holm)", "verdict")
+    headers = ("behaviour", "cell", "model", "old", "new", "new - old", "p", "p (Holm)", "verdict", "criterion")
     return Table("comparison", headers, tuple(rows), (), ()).render(width)
+
+
+def verdict_changes(changes: Sequence[CellChange]) -> list[str]:
+    """A note for each way a criterion's verdict changed between the runs, and what it means; none
+    of them fails the comparison (only a DROP does)."""
+    meaning = {
+        "met -> inconclusive": "the new trials no longer show the criterion holds, nor that it does not: the evidence weakened, "
+                               "which is no regression by itself (only a DROP is one); more trials would decide",
+        "met -> missed": "the new trials show the criterion does not hold; a regression only where the cell is also a DROP",
+        "inconclusive -> missed": "the new trials show the criterion does not hold, where the old ones could not decide",
+        "inconclusive -> met": "the new trials show the criterion holds, where the old ones could not decide",
+        "missed -> inconclusive": "the new trials no longer show the criterion fails, nor that it holds",
+        "missed -> met": "the new trials show the criterion holds",
+    }  # fmt: skip
+    by_change: dict[str, list[CellChange]] = {}
+    for change in changes:
+        if change.verdict_change:
+            by_change.setdefault(change.verdict_change, []).append(change)
+    notes = []
+    for change, cells in sorted(by_change.items(), key=lambda kv: list(meaning).index(kv[0])):
+        named = ", ".join(f"{c.behaviour} {c.cell}" for c in cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
+        notes.append(f"{len(cells)} cell{'' if len(cells) == 1 else 's'} {change} ({named}): {meaning[change]}")
+    return notes
 
 
 def digest_changes(old_run: Mapping[str, Any], new_run: Mapping[str, Any]) -> list[str]:

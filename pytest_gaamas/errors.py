@@ -1,5 +1,7 @@
 """Errors that end a test item with one clear line saying what to do."""
 
+from .verdicts import Verdict
+
 
 class GaamasError(Exception):
     """Base class: the message is shown to the user as it is, without a traceback."""
@@ -27,6 +29,21 @@ class UnwritableOutput(GaamasError):
     message names it, says where what it held is kept, and what to do."""
 
 
-class VerdictMissed(Exception):
+class VerdictNotMet(Exception):
     """A behaviour's criterion was not met: a finding about the model, not an error of the suite.
-    Its message is the finding, in one line; ``--gaamas-verdicts`` decides whether it fails the item."""
+    Its message is the finding, in one line; ``--gaamas-verdicts`` decides whether it fails the item.
+    ``verdict`` says which: missed or inconclusive."""
+
+    verdict: Verdict
+
+
+class VerdictMissed(VerdictNotMet):
+    """The trials show the criterion does not hold."""
+
+    verdict = Verdict.MISSED
+
+
+class VerdictInconclusive(VerdictNotMet):
+    """The trials cannot decide whether the criterion holds (its interval straddles the threshold)."""
+
+    verdict = Verdict.INCONCLUSIVE

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from . import __version__, cassettes, fidelity, runlog, safejson
-from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictMissed
+from . import __version__, cassettes, fidelity, runlog, safejson, verdicts
+from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictInconclusive, VerdictMissed
 from .journal import Journal
 from .models import Model, slug
 from .models.reference import EVERY_GAME, SHORTCUTS
@@ -28,11 +28,14 @@ from .settings import Settings
 from .stats import Estimate
 from .sandbox import SandboxUnavailable
 from .trials import play_trials
+from .verdicts import Verdict
 from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
 
 #: How many exchanges an item recorded live, said by the controller as the item finishes.
 RECORDED_PROPERTY = "gaamas_recorded"
 PROGRESS_EVERY_S = 5.0
+#: ``score(passed=...)`` not given: told apart from None, which is a descriptive row.
+_UNSET: Any = object()
 
 
 @dataclass
@@ -76,6 +79,8 @@ class Experiment:
         self.invalid_reasons: dict[str, int] = {}
         #: The strategy and how it fared, in strategy mode.
         self.strategy: StrategyResult | None = None
+        #: The valid observations behind each score of this item that carries a verdict.
+        self.judged_observations: list[int] = []
 
     # -- settings a behaviour reads -------------------------------------------------------------
 
@@ -312,7 +317,7 @@ class Experiment:
         metric: str,
         estimate: Estimate,
         invalid: int,
-        passed: bool | None,
+        passed: bool | None = _UNSET,
         criterion: str,
         columns: tuple[str, ...],
         cells: Mapping[str, str],
@@ -324,19 +329,27 @@ class Experiment:
         verdict_label: str = "",
         unit: str | None = None,
         figures: Sequence[Figure] = (),
+        verdict: Verdict | str | bool | None = _UNSET,
     ) -> Score:
         """Record a score of this item for the session's tables and JSON, and return it.
 
         An item fills ``cells`` of its row, the row being model x generation, plus ``row`` where the
         behaviour's table has more row labels (an opponent, a round). An item may report several
-        scores, in several tables. ``n`` defaults to the valid observations plus the invalid ones;
-        ``passed`` is None for a descriptive row that carries no verdict. ``worse`` says which way
+        scores, in several tables. ``n`` defaults to the valid observations plus the invalid ones.
+        ``verdict`` is met, missed or inconclusive (``pytest_gaamas.verdicts``), or None for a
+        descriptive row that carries none; ``passed`` (True met, False missed, None descriptive) is
+        still read in its place, for behaviours written before there were three. ``worse`` says which way
         a change of the score is a regression when runs are compared: "down", "up" or "both".
         ``verdict_label`` says the verdict in the behaviour's own word (faithful, inconclusive...)
         where pass and missed say too little. ``unit`` is what the score counts (``compare.UNITS``):
         a rate's is "rate" without saying; a mean must say its own. ``figures`` say where the report
         draws the score (``pytest_gaamas.figures``).
         """
+        if (passed is _UNSET) == (verdict is _UNSET):
+            raise TypeError("gaamas.score: give verdict= (met, missed, inconclusive, or None for a descriptive row), or passed=, not both")
+        judged = Verdict.of(passed if verdict is _UNSET else verdict)
+        if judged is not None:
+            self.judged_observations.append(estimate.n)
         score = Score(
             behaviour=self.behaviour,
             test_id=self.item.nodeid,
@@ -347,7 +360,8 @@ class Experiment:
             ci=(None, None) if estimate.n == 0 or math.isnan(estimate.value) else (estimate.low, estimate.high),
             n=estimate.n + invalid if n is None else n,
             invalid=invalid,
-            passed=None if passed is None else bool(passed),
+            passed=None if judged is None else judged is Verdict.MET,
+            verdict=judged,
             criterion=criterion,
             table=table,
             columns=tuple(columns),
@@ -369,19 +383,24 @@ class Experiment:
         self.collector.score(score)
         return score
 
-    def verdict(self, passed: bool, finding: str) -> None:
-        """The behaviour's verdict on this item. Nothing happens when it passed; otherwise ``finding``
-        (what was measured against what criterion) is reported in one line, with why answers were
-        unusable where some were: a finding about the model, which ``--gaamas-verdicts=fail`` turns
-        into a failed item."""
-        if passed:
+    def verdict(self, verdict: Verdict | str | bool | None, finding: str) -> None:
+        """The behaviour's verdict on this item: met, missed or inconclusive (``pytest_gaamas.verdicts``;
+        True and False are still read as met and missed, and None, no result at all, as missed).
+        Nothing happens when it is met; otherwise ``finding`` (what was measured against what
+        criterion) is reported in one line, with why answers were unusable where some were: a finding
+        about the model, which ``--gaamas-verdicts`` may turn into a failed item."""
+        judged = Verdict.of(verdict) or Verdict.MISSED
+        if judged is Verdict.MET:
             return
+        if self.judged_observations and not any(self.judged_observations):
+            finding += "; no valid answer"
         if self.strategy is not None and self.strategy.failure is not None:
             finding += f"; the strategy is invalid: {self.strategy.failure.reason}"
         elif self.invalid_reasons:
             reasons = ", ".join(f"{kind} {count}" for kind, count in sorted(self.invalid_reasons.items(), key=lambda kv: -kv[1]))
             finding += f"; unusable answers: {reasons}"
-        raise VerdictMissed(" ".join(finding.split())[:600])
+        not_met = VerdictInconclusive if judged is Verdict.INCONCLUSIVE else VerdictMissed
+        raise not_met(" ".join(finding.split())[:600])
 
     def fidelity(self, values: Sequence[float], humans: HumanChoices, *, invalid: int, label: str) -> Fidelity | None:
         """Compare the model's valid choices with people's (``pytest_gaamas.fidelity``) and report the
@@ -406,7 +425,7 @@ class Experiment:
             estimate=Estimate(result.test.distance, result.test.distance, result.test.upper, len(values))
             if result else Estimate(math.nan, math.nan, math.nan, 0),
             invalid=invalid,
-            passed=result is not None and result.faithful,
+            verdict=verdicts.faithful(result),
             criterion=fidelity.criterion(humans),
             columns=fidelity.COLUMNS,
             cells=cells,

@@ -19,15 +19,24 @@ import pytest
 
 from . import cassettes, compare, runlog
 from .cassettes import write_atomically
-from .errors import UnwritableOutput, VerdictMissed
+from .errors import UnwritableOutput, VerdictNotMet
 from .experiment import RECORDED_PROPERTY, Experiment
 from .models import Model, resolve
 from .provenance import run_provenance
 from .report import TABLE_WIDTH, build_tables
 from .settings import Settings, add_options
+from .verdicts import INCONCLUSIVE, MISSED, NOT_MET, Verdict
 
 STATE = pytest.StashKey["GaamasSession"]()
+#: The user property that carries an item's finding, by its verdict.
 VERDICT_PROPERTY = "gaamas_verdict"
+INCONCLUSIVE_PROPERTY = "gaamas_inconclusive"
+VERDICT_OF_PROPERTY = {VERDICT_PROPERTY: MISSED, INCONCLUSIVE_PROPERTY: INCONCLUSIVE}
+PROPERTY_OF_VERDICT = {verdict: name for name, verdict in VERDICT_OF_PROPERTY.items()}
+#: The verdicts each --gaamas-verdicts mode fails an item for; the others are reported.
+FAILED_VERDICTS = {"report": (), "fail": (MISSED,), "fail-inconclusive": (MISSED, INCONCLUSIVE)}
+#: The value of --gaamas-verdicts that fails each verdict.
+FAILED_FROM = {MISSED: "--gaamas-verdicts=fail", INCONCLUSIVE: "--gaamas-verdicts=fail-inconclusive"}
 #: The key of a worker's results in xdist's ``workeroutput``.
 WORKER_OUTPUT = "gaamas"
 UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
@@ -51,8 +60,8 @@ class GaamasSession:
         self.saved_run: tuple = ()
         #: Outputs that could not be written, said at the end of the summary.
         self.errors: list[str] = []
-        #: (test id, finding) for each item whose verdict was missed.
-        self.findings: list[tuple[str, str]] = []
+        #: (test id, verdict, finding) for each item whose criterion was missed or inconclusive.
+        self.findings: list[tuple[str, Verdict, str]] = []
         #: Models found unreachable in this process: their further items are skipped, not failed.
         self.unavailable: dict[str, str] = {}
         #: Games already replayed in this process, for the items that replay another item's cells.
@@ -82,39 +91,41 @@ class GaamasSession:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        """A missed verdict is a finding: one line, no traceback; reported (MISSED) or failed as
-        --gaamas-verdicts says."""
+        """A missed or inconclusive verdict is a finding: one line, no traceback; reported (MISSED,
+        INCONCLUSIVE) or failed as --gaamas-verdicts says."""
         outcome = yield
-        if call.when != "call" or call.excinfo is None or not call.excinfo.errisinstance(VerdictMissed):
+        if call.when != "call" or call.excinfo is None or not call.excinfo.errisinstance(VerdictNotMet):
             return
         report = outcome.get_result()
-        finding = str(call.excinfo.value)
-        report.user_properties.append((VERDICT_PROPERTY, finding))
-        if self.settings.verdicts == "report":
+        not_met = call.excinfo.value
+        finding = str(not_met)
+        report.user_properties.append((PROPERTY_OF_VERDICT[not_met.verdict], finding))
+        if not_met.verdict in FAILED_VERDICTS[self.settings.verdicts]:
+            report.longrepr = f"verdict: {finding}"
+        else:
             report.outcome = "passed"
             report.longrepr = None
-        else:
-            report.longrepr = f"verdict: {finding}"
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
-        if report.when == "call" and report.passed and any(name == VERDICT_PROPERTY for name, _ in report.user_properties):
-            return "missed", "m", ("MISSED", {"yellow": True})
-        return None
+        verdict = _reported_verdict(report) if report.when == "call" and report.passed else None
+        if verdict is None:
+            return None
+        return verdict.value, verdict.value[0], (verdict.value.upper(), {"yellow": True})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2].endswith(UNAVAILABLE_SKIP):
             reason = report.longrepr[2].removeprefix("Skipped: ").removesuffix(UNAVAILABLE_SKIP)
             self.skipped_unavailable[reason] = self.skipped_unavailable.get(reason, 0) + 1
         if report.failed or report.skipped or report.when == "call":
-            missed = any(name == VERDICT_PROPERTY for name, _ in report.user_properties)
-            outcome = "failed" if report.failed else "skipped" if report.skipped else "missed" if missed else "passed"
+            not_met = _reported_verdict(report)
+            outcome = "failed" if report.failed else "skipped" if report.skipped else not_met.value if not_met else "passed"
             if self.outcomes.get(report.nodeid) != "failed":  # a teardown error after a pass is a failure
                 self.outcomes[report.nodeid] = outcome
         if report.when != "call":
             return
         for name, value in report.user_properties:
-            if name == VERDICT_PROPERTY:
-                self.findings.append((report.nodeid, value))
+            if name in VERDICT_OF_PROPERTY:
+                self.findings.append((report.nodeid, VERDICT_OF_PROPERTY[name], value))
             elif name == RECORDED_PROPERTY:
                 spec, count = json.loads(value)
                 self.progress(f"{report.nodeid.split('::', 1)[-1]}: {count} exchanges recorded live from {spec}")
@@ -131,12 +142,11 @@ class GaamasSession:
             terminalreporter.write_sep("=", f"gaamas: {table.title}")
             terminalreporter.write_line(table.render(width))
         if self.findings:
-            mode = "failed" if self.settings.verdicts == "fail" else "reported, not failed: --gaamas-verdicts=fail fails them"
-            count = f"{len(self.findings)} verdict{'s' if len(self.findings) != 1 else ''} not met"
-            terminalreporter.write_sep("=", f"gaamas: {count} ({mode})")
-            for test_id, finding in sorted(self.findings):
-                line = f"MISSED {test_id.split('::', 1)[-1]}: {finding}"
-                terminalreporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
+            terminalreporter.write_sep("=", f"gaamas: {findings_heading(self.findings, self.settings.verdicts)}")
+            for verdict in NOT_MET:
+                for test_id, _, finding in sorted(f for f in self.findings if f[1] == verdict):
+                    line = f"{verdict.upper()} {test_id.split('::', 1)[-1]}: {finding}"
+                    terminalreporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
         if self.settings.check_cassettes:
             self._report_cassette_check(terminalreporter)
         if self.saved_run:
@@ -286,6 +296,7 @@ class GaamasSession:
         self.compare_notes.append(
             f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"
         )
+        self.compare_notes += compare.verdict_changes(self.changes)
         dropped = [c for c in self.changes if c.dropped]
         if dropped:
             self.compare_notes += [
@@ -323,6 +334,26 @@ class GaamasSession:
             self.errors.append(f"{error}: {kept}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return False
+
+
+def _reported_verdict(report: pytest.TestReport) -> Verdict | None:
+    """Missed or inconclusive for an item whose criterion was not met, else None."""
+    return next((VERDICT_OF_PROPERTY[name] for name, _ in report.user_properties if name in VERDICT_OF_PROPERTY), None)
+
+
+def findings_heading(findings: list[tuple[str, Verdict, str]], mode: str) -> str:
+    """``9 verdicts not met: 6 missed (failed), 3 inconclusive (reported, ...)``: how many of each,
+    and whether they fail the session under ``--gaamas-verdicts`` (``mode``)."""
+    counts = {verdict: sum(f[1] == verdict for f in findings) for verdict in NOT_MET}
+    total = sum(counts.values())
+
+    def fate(verdict: Verdict) -> str:
+        return "failed" if verdict in FAILED_VERDICTS[mode] else f"reported, not failed: {FAILED_FROM[verdict]} fails them"
+
+    heading = f"{total} verdict{'s' if total != 1 else ''} not met"
+    if not counts[INCONCLUSIVE]:
+        return f"{heading} ({fate(MISSED)})"
+    return f"{heading}: " + ", ".join(f"{count} {verdict} ({fate(verdict)})" for verdict, count in counts.items() if count)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

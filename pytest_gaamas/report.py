@@ -15,6 +15,7 @@ from tabulate import tabulate
 
 from .figures import Figure
 from .stats import Estimate
+from .verdicts import Verdict
 
 #: Row order within a model, as in the PyGAAMAS tables.
 GENERATION_ORDER = ("strategy", "actions", "actions + CR", "actions + ano")
@@ -56,7 +57,7 @@ class Score:
     ci: tuple[float | None, float | None]
     n: int
     invalid: int
-    passed: bool | None  # None: a descriptive row, no verdict
+    passed: bool | None  # True only when the verdict is met; None: a descriptive row, no verdict
     criterion: str
     table: str
     columns: tuple[str, ...]
@@ -77,6 +78,20 @@ class Score:
     unit: str = ""
     #: Where the score is drawn in the report (``pytest_gaamas.figures``).
     figures: tuple[Figure, ...] = ()
+    #: Met, missed or inconclusive; None for a descriptive row. Given alone it sets ``passed``; left
+    #: out (a score made or saved before there were three verdicts) it is read from ``passed``.
+    verdict: Verdict | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is not None and not isinstance(self.verdict, str):
+            raise ValueError(f"a score's verdict is met, missed, inconclusive or None, got {self.verdict!r}")
+        verdict = Verdict.of(self.verdict)
+        if verdict is None:
+            verdict = Verdict.of(self.passed)
+        elif self.passed is not None and self.passed != (verdict is Verdict.MET):
+            raise ValueError(f"a score cannot be passed={self.passed} with the verdict {verdict}")
+        object.__setattr__(self, "verdict", verdict)
+        object.__setattr__(self, "passed", None if verdict is None else verdict is Verdict.MET)
 
     @property
     def generation(self) -> str:
@@ -88,6 +103,7 @@ class Score:
         data["columns"] = list(self.columns)
         data["sample"] = list(self.sample)
         data["figures"] = [f.to_json() for f in self.figures]
+        data["verdict"] = None if self.verdict is None else self.verdict.value
         return data
 
     @classmethod
@@ -135,7 +151,7 @@ class Table:
         text = _fitted(self.rows, self.headers, width, keep_together=True)
         if _width(text) > width:
             text = _fitted(self.rows, self.headers, width, keep_together=False)
-        notes = [f"pass: {c}" for c in self.criteria] + [f"source: {s}" for s in self.sources]
+        notes = [f"met when: {c}" for c in self.criteria] + [f"source: {s}" for s in self.sources]
         wrapped = [textwrap.fill(note, width, subsequent_indent="    ") for note in notes]
         return "\n".join([text, *wrapped])
 
@@ -195,17 +211,22 @@ def _width(text: str) -> int:
 
 
 def _row_verdict(scores: Sequence[Score]) -> str:
-    """One way of showing verdicts in every table: pass, missed, or how many of the row's cells pass."""
-    judged = [s.passed for s in scores if s.passed is not None]
-    if not judged:
+    """One way of showing verdicts in every table: met, missed or inconclusive, or how many of the
+    row's cells are each ("2 met, 1 inconclusive")."""
+    counts = {verdict: count for verdict, count in verdict_counts(scores).items() if count}
+    if not counts:
         return NO_VALUE
     if len(scores) == 1 and scores[0].verdict_label:
         return scores[0].verdict_label
-    if all(judged):
-        return "pass"
-    if not any(judged):
-        return "missed"
-    return f"{sum(judged)} of {len(judged)} pass"
+    if len(counts) == 1:
+        return str(next(iter(counts)))
+    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+
+
+def verdict_counts(scores: Iterable[Score]) -> dict[Verdict, int]:
+    """How many scores are met, missed and inconclusive (descriptive rows left out), in that order."""
+    judged = [s.verdict for s in scores if s.verdict is not None]
+    return {verdict: judged.count(verdict) for verdict in Verdict}
 
 
 def _per_cell(values: Sequence[int]) -> str:
@@ -254,7 +275,7 @@ def build_tables(
                 in_order = sorted(scores, key=lambda s: min((columns.index(c) for c in s.cells if c in columns), default=0))
                 rows[key] |= {"n per cell": _per_cell([s.n for s in in_order]),
                               "invalid per cell": _per_cell([s.invalid for s in in_order])}  # fmt: skip
-        if any(s.passed is not None for s in items):
+        if any(s.verdict is not None for s in items):
             columns = (*columns, "verdict")
             for key, scores in counted.items():
                 rows[key]["verdict"] = _row_verdict(scores)

@@ -2,7 +2,8 @@
 
 At the top, where the numbers came from (models and digests, plugin, seed, trials, temperature,
 record mode, dates) and how the items ended. Then a section per behaviour: its tables, criteria and
-sources with their status, its figures (PNG, embedded), the findings of the criteria not met, and per
+sources with their status, its figures (PNG, embedded), the findings of the criteria missed or left
+inconclusive, and per
 cell a few example trials, one click away: what the model was asked, what it replied, the decision
 read from it or why none could be, and the strategy code where there is one. The comparison with a
 saved run, where there is one, closes it. No script, no stylesheet or font from elsewhere.
@@ -17,9 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import drawing
-from .report import SPARKS, Table, build_tables
+from .report import SPARKS, Table, build_tables, verdict_counts
 from .runlog import ItemLog, Play, RunLog
+from .verdicts import NOT_MET, Verdict
 
+#: Verdicts styled in a table's verdict column.
+VERDICT_WORDS = tuple(v.value for v in Verdict)
 #: Trials shown per cell: the first, the first with an invalid answer, the first valid one.
 EXAMPLES = 3
 #: Characters of one message or reply shown; the run log keeps them whole.
@@ -41,7 +45,8 @@ th{background:#f0f0f0}
 td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.reference td{color:#555;background:#f7f7f7}
 .scroll{overflow-x:auto}
-.pass{color:#176f2c;font-weight:600}.missed{color:#9a6700;font-weight:600}.failed{color:#b42318;font-weight:600}
+.met,.passed{color:#176f2c;font-weight:600}.missed{color:#9a6700;font-weight:600}.inconclusive{color:#4a5a8a;font-weight:600}
+.failed{color:#b42318;font-weight:600}
 .skipped{color:#666}
 .status{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;white-space:nowrap}
 .status.verified{background:#dcf3e2}.status.unverified{background:#fde8c8}.status.computed{background:#e3ecfa}
@@ -119,13 +124,11 @@ def _header(log: RunLog) -> str:
     for item in log.items:
         counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
     outcome_line = ", ".join(f'<span class="{_e(k)}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
-    judged = [s for s in log.scores if s.passed is not None]
-    met = sum(bool(s.passed) for s in judged)
+    counts = verdict_counts(log.scores)
+    judged = ", ".join(f'<span class="{verdict}">{n} {verdict}</span>' for verdict, n in counts.items())
     lines = [
         "<header><h1>pytest-gaamas report</h1>",
-        f'<p>{len(judged)} criteria judged: <span class="pass">{met} met</span>, '
-        f'<span class="missed">{len(judged) - met} not met</span>'
-        + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
+        f"<p>{sum(counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
         "<table><tr><th>model</th><th>digest</th><th>server</th></tr>", *rows, "</table>",
         "<table>", *(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts), "</table>",
     ]
@@ -150,8 +153,12 @@ def _behaviour(behaviour: str, log: RunLog, tables: Sequence[Table], drawn: Sequ
             parts.append(f"<details><summary>{_e(table.title)}</summary>{_table(table, references)}</details>")
     findings = [f for f in log.findings if _behaviour_of(f.get("test_id", "")) == behaviour]
     if findings:
-        parts.append(f"<details><summary>Criteria not met: {len(findings)} findings</summary><ul class=\"findings\">")
-        parts += [f"<li><code>{_e(f['test_id'].split('::', 1)[-1])}</code>: {_e(f['finding'])}</li>" for f in findings]
+        kinds = {v.value: sum(f.get("verdict", "missed") == v for f in findings) for v in NOT_MET}
+        said = ", ".join(f"{n} {verdict}" for verdict, n in kinds.items() if n)
+        parts.append(f"<details><summary>Criteria not met: {said}</summary><ul class=\"findings\">")
+        for verdict in kinds:
+            parts += [f"<li><span class=\"{verdict}\">{verdict}</span> <code>{_e(f['test_id'].split('::', 1)[-1])}</code>: "
+                      f"{_e(f['finding'])}</li>" for f in findings if f.get("verdict", "missed") == verdict]  # fmt: skip
         parts.append("</ul></details>")
     items = [i for i in log.items if i.behaviour == behaviour]
     if items:
@@ -174,10 +181,10 @@ def _table(table: Table, references: Mapping[tuple[str, str], Any]) -> str:
         cells = []
         for header, value in zip(table.headers, row):
             keep_whole = "[" in value or any(bar in value for bar in SPARKS[1:])  # an interval, a distribution
-            css = {"pass": "pass", "missed": "missed"}.get(value, "") if header == "verdict" else "num" if keep_whole else ""
+            css = value if header == "verdict" and value in VERDICT_WORDS else "num" if keep_whole else ""
             cells.append(f'<td class="{css}">{_e(value)}</td>' if css else f"<td>{_e(value)}</td>")
         body.append(f'<tr class="reference">{"".join(cells)}</tr>' if is_reference else f"<tr>{''.join(cells)}</tr>")
-    notes = [f"<li>pass: {_e(c)}</li>" for c in table.criteria]
+    notes = [f"<li>met when: {_e(c)}</li>" for c in table.criteria]
     for label in (row[0] for row in table.rows if (table.title, row[0]) in references):
         ref = references[(table.title, label)]
         status = ref.status.split()[0] if ref.status else ""
@@ -312,14 +319,16 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
     rows = []
     for c in cells:
         verdict = "DROP" if c.get("dropped") else ""
+        old_verdict, new_verdict = c.get("old_verdict"), c.get("new_verdict")
+        criterion = f"{old_verdict} -> {new_verdict}" if old_verdict and new_verdict and old_verdict != new_verdict else ""
         rows.append("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in (
             c.get("behaviour"), c.get("cell"), c.get("models"), _number(c.get("old")), _number(c.get("new")),
-            _number(c.get("difference")), _number(c.get("p_holm")), verdict)) + "</tr>")  # fmt: skip
+            _number(c.get("difference")), _number(c.get("p_holm")), verdict, criterion)) + "</tr>")  # fmt: skip
     figure = drawing.draw_comparison(cells)
     return (f'<section id="comparison"><h2>Compared with {_e(comparison.get("with", ""))}</h2><ul class="note">{notes}</ul>'
             + _figure(figure) +
             "<details><summary>every cell compared</summary><div class=\"scroll\"><table><tr><th>behaviour</th><th>cell</th><th>model</th>"
-            "<th>old</th><th>new</th><th>new - old</th><th>p (Holm)</th><th>verdict</th></tr>"
+            "<th>old</th><th>new</th><th>new - old</th><th>p (Holm)</th><th>verdict</th><th>criterion</th></tr>"
             + "".join(rows) + "</table></div></details></section>")  # fmt: skip
 
 

@@ -1,12 +1,14 @@
 """The run as Markdown, for a CI job's summary or a pull-request comment: the verdict first (the
-comparison's, where there is one), then each table with a verdict, then the criteria not met."""
+comparison's, where there is one), then each table with a verdict, then the criteria missed and
+those the trials could not decide (inconclusive)."""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
-from .report import build_tables
+from .report import build_tables, verdict_counts
 from .runlog import RunLog
+from .verdicts import NOT_MET
 
 #: Findings listed in full; the rest are counted (a job summary has a size limit).
 FINDINGS_SHOWN = 50
@@ -14,12 +16,11 @@ FINDINGS_SHOWN = 50
 
 def render(log: RunLog) -> str:
     models = [m.get("model", "") for m in log.run.get("models", [])]
-    judged = [s for s in log.scores if s.passed is not None]
-    met = sum(bool(s.passed) for s in judged)
+    counts = verdict_counts(log.scores)
     lines = [
         f"# pytest-gaamas: {', '.join(models) or 'no model'}",
         "",
-        (f"{len(judged)} criteria judged: **{met} met**, **{len(judged) - met} not met**. "
+        (f"{sum(counts.values())} criteria judged: " + ", ".join(f"**{n} {verdict}**" for verdict, n in counts.items()) + ". "
          f"{log.run.get('plugin', '')}, seed {log.run.get('seed', '?')}, trials {log.run.get('trials', '?')}, "
          f"temperature {log.run.get('temperature', '?')}, record mode {log.run.get('record', '?')}."),
         "",
@@ -30,16 +31,19 @@ def render(log: RunLog) -> str:
     for table in (t for t in tables if "verdict" in t.headers):
         lines += [f"## {_escape(table.title)}", "", tabulate([[_escape(v) for v in row] for row in table.rows],
                   headers=[_escape(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
-        lines += [f"- pass: {_escape(c)}" for c in table.criteria] + [f"- source: {_escape(s)}" for s in table.sources] + [""]
+        lines += [f"- met when: {_escape(c)}" for c in table.criteria] + [f"- source: {_escape(s)}" for s in table.sources] + [""]
     descriptive = len([t for t in tables if "verdict" not in t.headers])
     if descriptive:
         lines += [f"{descriptive} descriptive tables (round by round, statistics) are in the HTML report (--gaamas-report).", ""]
-    if log.findings:
-        lines += [f"## Criteria not met ({len(log.findings)})", ""]
-        for finding in log.findings[:FINDINGS_SHOWN]:
+    for verdict, heading in zip(NOT_MET, ("Criteria missed", "Criteria the trials could not decide (inconclusive)"), strict=True):
+        findings = [f for f in log.findings if f.get("verdict", "missed") == verdict]
+        if not findings:
+            continue
+        lines += [f"## {heading} ({len(findings)})", ""]
+        for finding in findings[:FINDINGS_SHOWN]:
             lines.append(f"- `{finding['test_id'].split('::', 1)[-1]}`: {_escape(finding['finding'])}")
-        if len(log.findings) > FINDINGS_SHOWN:
-            lines.append(f"- ... and {len(log.findings) - FINDINGS_SHOWN} more (the run log and the HTML report have them all)")
+        if len(findings) > FINDINGS_SHOWN:
+            lines.append(f"- ... and {len(findings) - FINDINGS_SHOWN} more (the run log and the HTML report have them all)")
         lines.append("")
     return "\n".join(lines)
 

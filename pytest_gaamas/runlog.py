@@ -1,14 +1,15 @@
 """The run log: everything one pytest session measured, in one versioned JSON document, to be read
 again later (``--gaamas-json``, ``--gaamas-save``, ``python -m pytest_gaamas report``).
 
-Format 2, the current one. A JSON object (gzip-compressed when the file name ends in ``.gz``)::
+Format 3, the current one. A JSON object (gzip-compressed when the file name ends in ``.gz``)::
 
-    format       2
+    format       3
     run          provenance: plugin, python, platform, models (spec, digest, server), seed,
                  trials ("paper" or N), temperature ("paper" or T), record mode, started, finished
     scores       [Score]: one per table cell an item reported (``report.Score.to_json``): behaviour,
-                 test_id, model, variant, metric, score, ci [low, high], n, invalid, passed (true,
-                 false, or null for a descriptive row), criterion, table, columns, cells, details,
+                 test_id, model, variant, metric, score, ci [low, high], n, invalid, verdict ("met",
+                 "missed", "inconclusive", or null for a descriptive row), passed (true when met,
+                 else false; null for a descriptive row), criterion, table, columns, cells, details,
                  row, row_rank, kind ("rate" or "mean"), sample (the observations), worse, verdict_label,
                  unit, figures ([figures.Figure]: where the score is drawn)
     references   [ReferenceRow]: table, label, cells, source, status (of people's and benchmark rows)
@@ -16,8 +17,10 @@ Format 2, the current one. A JSON object (gzip-compressed when the file name end
     plays        {play id: Play}: every game an item played, whole (below); items that replay the
                  same cells (a criterion over another item's trials) share one play
     items        [{test_id, behaviour, model, variant, outcome, plays: [play id]}]: outcome is
-                 "passed", "missed" (a criterion not met, reported), "failed", "skipped" or "" (unknown)
-    findings     [{test_id, finding}]: the one-line finding of each criterion not met
+                 "passed", "missed" or "inconclusive" (a criterion not met, reported), "failed",
+                 "skipped" or "" (unknown)
+    findings     [{test_id, verdict, finding}]: the one-line finding of each criterion not met, and
+                 its verdict ("missed" or "inconclusive")
     comparison   with --gaamas-compare: {with, notes, cells: [compare.CellChange.to_json]}
 
     Play: id, behaviour, model, game (its name), game_fingerprint (a hash of its parameters),
@@ -32,6 +35,9 @@ Format 2, the current one. A JSON object (gzip-compressed when the file name end
               ``request`` is the round that asked for the code and the reply it came in; the trials
               are then the strategy's own plays in the sandbox (their ``reply`` is the function's
               value).
+
+Format 2 had two verdicts: a score's ``passed`` alone, every finding a missed one. It is read as
+format 3 with each verdict taken from ``passed`` (true met, false missed) and each finding missed.
 
 Format 1 (runs saved before the run log, no ``format`` field) held run, scores, references, tables
 and comparison only. It is read as it is: such a run still compares with ``--gaamas-compare`` and
@@ -53,8 +59,8 @@ from . import safejson
 from .errors import UnreadableFile
 from .report import ReferenceRow, Score
 
-FORMAT = 2
-OUTCOMES = ("passed", "missed", "failed", "skipped")
+FORMAT = 3
+OUTCOMES = ("passed", "missed", "inconclusive", "failed", "skipped")
 
 
 @dataclass
@@ -205,9 +211,10 @@ class RunLog:
 
 def document(
     *, run: Mapping[str, Any], collector: Collector, tables: Iterable[Mapping[str, Any]],
-    outcomes: Mapping[str, str], findings: Iterable[tuple[str, str]], comparison: Mapping[str, Any] | None = None,
+    outcomes: Mapping[str, str], findings: Iterable[tuple[str, str, str]], comparison: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """The run log of a finished session, as JSON-able data, in a stable order."""
+    """The run log of a finished session, as JSON-able data, in a stable order. ``findings`` are
+    (test id, verdict, finding) of each criterion not met."""
     items = []
     for item in sorted(collector.items.values(), key=lambda i: i.test_id):
         items.append({**item.to_json(), "outcome": outcomes.get(item.test_id, "")})
@@ -219,11 +226,19 @@ def document(
         "tables": list(tables),
         "plays": {key: collector.plays[key].to_json() for key in sorted(collector.plays)},
         "items": items,
-        "findings": [{"test_id": t, "finding": f} for t, f in sorted(findings)],
+        "findings": [{"test_id": t, "verdict": v, "finding": f} for t, v, f in sorted(findings)],
     }
     if comparison is not None:
         data["comparison"] = finite(dict(comparison))
     return data
+
+
+def _finding(data: Mapping[str, Any]) -> dict[str, str]:
+    """A finding read back; one saved before there were three verdicts was a missed one."""
+    finding = {"verdict": "missed", **data}
+    if finding["verdict"] not in ("missed", "inconclusive"):
+        raise ValueError(f"a finding's verdict is missed or inconclusive, got {finding['verdict']!r}")
+    return finding
 
 
 def finite(value: Any) -> Any:
@@ -285,7 +300,7 @@ def parse(text: str, path: Path | None = None) -> RunLog:
             references=[ReferenceRow(**r) for r in data.get("references", [])],
             plays={key: Play.from_json(p) for key, p in (data.get("plays") or {}).items()},
             items=[ItemLog.from_json(i) for i in data.get("items", [])],
-            findings=list(data.get("findings", [])),
+            findings=[_finding(f) for f in data.get("findings", [])],
             comparison=data.get("comparison"),
             path=path,
         )

@@ -15,7 +15,7 @@ from .compare import RUN_NAME, UNITS, CompareError, load_run
 from .models import SpecError, canonical_spec
 
 DEFAULT_MODEL = "embedded:smollm2"
-VERDICT_MODES = ("report", "fail")
+VERDICT_MODES = ("report", "fail", "fail-inconclusive")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -59,9 +59,11 @@ def add_options(parser: pytest.Parser) -> None:
     )  # fmt: skip
     option(
         "verdicts", "string", choices=VERDICT_MODES, metavar="MODE",
-        help="report (default): a behaviour whose criterion the model misses is a finding, shown as MISSED with one "
-        "line saying why, and does not fail the session; fail: such an item fails (one line, no traceback). Errors "
-        "(a server gone, a missing cassette, a crash) fail in either mode, as do regressions under --gaamas-compare-fail.",
+        help="report (default): a behaviour whose criterion the model misses, or whose trials cannot decide it, is a "
+        "finding, shown as MISSED or INCONCLUSIVE with one line saying why, and does not fail the session; fail: a "
+        "missed item fails (one line, no traceback); fail-inconclusive: an inconclusive one fails too, so only a met "
+        "criterion passes. Errors (a server gone, a missing cassette, a crash) fail in any mode, as do regressions "
+        "under --gaamas-compare-fail.",
     )  # fmt: skip
     option(
         "json", "string", metavar="PATH",

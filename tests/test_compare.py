@@ -1,5 +1,6 @@
 """Saved runs and their comparison: a planted regression is caught, a replay never is."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -153,3 +154,46 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
     assert code == 0 and "DROP" not in output  # the behaviour's allowance wins over its unit's
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=dollars=0", select=passing)
     assert code == 0 and "DROP" not in output  # a fall in a rate is not judged by an allowance in dollars
+
+
+# -- verdicts that changed --------------------------------------------------------------------------
+
+
+def judged(estimate: stats.Estimate, verdict: str, **where) -> Score:
+    return dataclasses.replace(score(estimate, **where), passed=None, verdict=verdict)
+
+
+def test_met_then_inconclusive_is_shown_and_explained_but_is_no_regression_by_itself():
+    # 25 of 30 accepted (met: [0.66, 0.93] above 0.5), then 18 of 30 ([0.42, 0.75]: inconclusive);
+    # worse by 0.23, more than the allowed 0.2, but not significantly (Fisher p ~ 0.08).
+    (change,) = compare.compare([judged(stats.wilson(25, 30), "met")], [judged(stats.wilson(18, 30), "inconclusive")], {"rate": 0.2})
+    assert not change.dropped and change.worse_by > 0.2 and change.verdict_change == "met -> inconclusive"
+    assert (change.to_json()["old_verdict"], change.to_json()["new_verdict"]) == ("met", "inconclusive")
+    (note,) = compare.verdict_changes([change])
+    assert note.startswith("1 cell met -> inconclusive (ultimatum ") and "no regression by itself (only a DROP is one)" in note
+    assert "met -> inconclusive" in compare.render([change], width=300)
+
+
+def test_a_verdict_change_is_said_once_per_kind_and_an_unchanged_one_not_at_all():
+    old = [judged(stats.wilson(25, 30), "met", row={"r": str(i)}) for i in range(8)]
+    new = [judged(stats.wilson(18, 30), "inconclusive" if i < 7 else "met", row={"r": str(i)}) for i in range(8)]
+    notes = compare.verdict_changes(compare.compare(old, new, {}))
+    assert len(notes) == 1 and notes[0].startswith("7 cells met -> inconclusive") and "and 2 more" in notes[0]
+    unchanged = compare.compare([score(stats.wilson(25, 30))], [score(stats.wilson(25, 30))], {})
+    assert compare.verdict_changes(unchanged) == [] and unchanged[0].verdict_change == ""
+    descriptive = dataclasses.replace(score(stats.wilson(25, 30)), passed=None)
+    assert compare.compare([descriptive], [score(stats.wilson(25, 30))], {})[0].verdict_change == ""  # no verdict before: nothing changed
+
+
+def test_a_saved_run_whose_verdict_differs_is_said_under_the_comparison_and_passes(tmp_path):
+    met = ("behaviours/test_ultimatum.py::test_ultimatum[embedded-smollm2-responder-actions]",)
+    assert replay(tmp_path, "--gaamas-save=before", select=met)[0] == 0
+    saved = tmp_path / "runs" / "before.json"
+    document = json.loads(saved.read_text())
+    (cell,) = [s for s in document["scores"] if s["metric"] == "acceptance rate"]
+    assert cell["verdict"] == "met"
+    cell["verdict"], cell["passed"] = "inconclusive", False
+    saved.write_text(json.dumps(document))
+    code, output, report = replay(tmp_path, "--gaamas-compare=before", "--gaamas-compare-fail=rate=0", select=met)
+    assert code == 0 and "DROP" not in output, output[-3000:]
+    assert "gaamas: 1 cell inconclusive -> met (ultimatum " in output and "inconclusive -> met" in " ".join(report["comparison"]["notes"])

@@ -240,3 +240,98 @@ def test_the_run_says_before_it_plays_whether_requests_may_go_live(behaviour_pro
     assert "gaamas: reference:random" not in said(once)
     replay = behaviour_project.runpytest_subprocess("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-trials=1")
     assert said(replay).index("replay only: a request no cassette holds fails") < said(replay).index("there is no cassette")
+
+
+THREE_VERDICTS = '''
+from dataclasses import dataclass
+
+import pytest
+from pytest_gaamas import answers, stats, verdicts
+from pytest_gaamas.games.oneshot import OneShotGame, conversation
+from pytest_gaamas.report import cell
+
+
+@dataclass(frozen=True)
+class Nod(OneShotGame):
+    name: str = "nod"
+    schema = answers.object_schema(nod=answers.one_of(("yes",)))
+
+    def messages(self, trial):
+        return conversation("", 'Answer in JSON: {"nod": "yes"}')
+
+    def read(self, obj):
+        return answers.choice(obj, "nod", ("yes",))
+
+    def outcome(self, trial, value):
+        return {}
+
+    def reference_answer(self, agent, trial, rng):
+        return {"nod": "yes"}
+
+
+@pytest.mark.parametrize("successes, trials", [(30, 30), (15, 30), (5, 30), (0, 0)])
+def test_rate(gaamas, successes, trials):
+    gaamas.play(Nod(), 1, temperature=0.0)  # so that the run log lists the item and its outcome
+    rate = stats.wilson(successes, trials)
+    verdict = verdicts.at_least(rate, 0.5)
+    gaamas.score(table="Three verdicts", metric="rate", estimate=rate, invalid=0, verdict=verdict,
+                 criterion="lower 95% bound >= 0.5", columns=("rate",), cells={"rate": cell(rate)},
+                 row={"trials": f"{successes} of {trials}"})
+    gaamas.verdict(verdict, f"rate {cell(rate)}")
+
+
+def test_score_takes_one_verdict(gaamas):
+    with pytest.raises(TypeError, match="not both"):
+        gaamas.score(table="t", metric="m", estimate=stats.wilson(1, 2), invalid=0, passed=True, verdict="met",
+                     criterion="", columns=(), cells={})
+'''
+
+
+def test_each_verdict_has_its_line_its_count_and_its_exit_code(pytester):
+    """Met passes; missed and inconclusive are findings, reported beside each other; --gaamas-verdicts
+    fails the missed with fail, and the inconclusive too with fail-inconclusive."""
+    pytester.makepyfile(test_three=THREE_VERDICTS)
+    args = ["--gaamas-model=reference:rational", "-p", "no:cacheprovider", "--gaamas-json=run.json"]
+    reported = pytester.runpytest(*args)
+    assert reported.ret == pytest.ExitCode.OK and outcomes(reported) == {"passed": 2, "missed": 2, "inconclusive": 1}
+    reported.stdout.fnmatch_lines([
+        "test_three.py .imm. *",
+        "*gaamas: 3 verdicts not met: 2 missed (reported, not failed: --gaamas-verdicts=fail fails them), 1 inconclusive "
+        "(reported, not failed: --gaamas-verdicts=fail-inconclusive fails them)*",
+        "MISSED test_rate[[]reference-rational-0-0[]]: rate -; no valid answer",
+        "MISSED test_rate[[]reference-rational-5-30[]]: rate 0.17 [[]0.07, 0.34[]]",
+        "INCONCLUSIVE test_rate[[]reference-rational-15-30[]]: rate 0.50 [[]0.33, 0.67[]]",
+    ])  # fmt: skip
+    assert "reference-rational-30-30]: rate" not in reported.stdout.str()  # met: nothing to say
+    rows = {row[2]: row[-1] for row in json.loads((pytester.path / "run.json").read_text())["tables"][0]["rows"]}
+    assert rows == {"30 of 30": "met", "15 of 30": "inconclusive", "5 of 30": "missed", "0 of 0": "missed"}
+
+    failed = pytester.runpytest(*args, "--gaamas-verdicts=fail")
+    assert failed.ret == pytest.ExitCode.TESTS_FAILED and outcomes(failed) == {"passed": 2, "failed": 2, "inconclusive": 1}
+    failed.stdout.fnmatch_lines(["*3 verdicts not met: 2 missed (failed), 1 inconclusive (reported, not failed: *"])
+    strict = pytester.runpytest(*args, "--gaamas-verdicts=fail-inconclusive")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes(strict) == {"passed": 2, "failed": 3}
+    strict.stdout.fnmatch_lines(["*3 verdicts not met: 2 missed (failed), 1 inconclusive (failed)*"])
+    only_undecided = pytester.runpytest(*args, "--gaamas-verdicts=fail", "-k", "15")
+    assert only_undecided.ret == pytest.ExitCode.OK and outcomes(only_undecided) == {"inconclusive": 1}
+    for result in (reported, failed, strict):
+        assert "Traceback" not in result.stdout.str() and "def test_rate" not in result.stdout.str()
+
+
+def test_the_run_log_keeps_each_verdict_and_xdist_counts_them_alike(pytester):
+    pytester.makepyfile(test_three=THREE_VERDICTS)
+    args = ["--gaamas-model=reference:rational", "-p", "no:cacheprovider", "-k", "rate"]
+    serial = pytester.runpytest_subprocess(*args, "--gaamas-json=serial.json")
+    parallel = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-json=parallel.json")
+    assert outcomes(serial) == outcomes(parallel) == {"passed": 1, "missed": 2, "inconclusive": 1}
+    serial_log, parallel_log = (json.loads((pytester.path / f"{name}.json").read_text()) for name in ("serial", "parallel"))
+    for key in ("scores", "items", "findings"):
+        assert serial_log[key] == parallel_log[key], key
+    by_id = lambda rows, field: {r["test_id"].split("[")[1].rstrip("]"): r[field] for r in rows}  # noqa: E731
+    expected = {"reference-rational-30-30": "met", "reference-rational-15-30": "inconclusive",
+                "reference-rational-5-30": "missed", "reference-rational-0-0": "missed"}  # fmt: skip
+    assert by_id(serial_log["scores"], "verdict") == expected
+    assert by_id(serial_log["scores"], "passed") == {k: v == "met" for k, v in expected.items()}
+    assert by_id(serial_log["items"], "outcome") == {k: "passed" if v == "met" else v for k, v in expected.items()}
+    assert by_id(serial_log["findings"], "verdict") == {k: v for k, v in expected.items() if v != "met"}
+    assert serial_log["format"] == 3

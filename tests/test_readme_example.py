@@ -17,5 +17,5 @@ def test_the_readme_example_behaviour_discriminates_rational_from_random(pyteste
     pytester.makepyfile(test_more_or_less=example_behaviour())
     result = pytester.runpytest("--gaamas-model=reference:rational", "--gaamas-model=reference:random", "-p", "no:cacheprovider")
     assert outcomes(result) == {"passed": 1, "missed": 1}
-    result.stdout.fnmatch_lines(["*More or less: rate of taking $6*", "reference:rational *actions *1.00 [[]0.84, 1.00[]] *pass"])
+    result.stdout.fnmatch_lines(["*More or less: rate of taking $6*", "reference:rational *actions *1.00 [[]0.84, 1.00[]] *met"])
     result.stdout.fnmatch_lines(["MISSED test_more_or_less[[]reference-random[]]: took $6 at a rate of 0.55 [[]0.34, 0.74[]]"])

@@ -308,3 +308,81 @@ def test_a_saved_run_makes_the_same_report_later(smollm2_replay, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", "no-such-run", "--runs-dir", str(tmp_path)],
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--gaamas-save" in missing.stderr
+
+
+# -- three verdicts in the run log, the report and the summary ------------------------------------
+
+
+def judged(cell: str, verdict: str) -> Score:
+    return Score(
+        behaviour="b", test_id=f"behaviours/test_b.py::test_b[m-{cell}]", model="m", variant={"generation": "actions"},
+        metric="rate", score=0.5, ci=(0.3, 0.7), n=30, invalid=0, passed=None, verdict=verdict,
+        criterion="lower 95% bound >= 0.5", table="Verdicts", columns=("rate",), cells={"rate": "0.50 [0.30, 0.70]"},
+        row={"cell": cell}, kind="rate",
+    )  # fmt: skip
+
+
+def three_verdicts_log() -> dict:
+    collector = runlog.Collector()
+    for cell, verdict in (("a", "met"), ("b", "missed"), ("c", "inconclusive")):
+        collector.score(judged(cell, verdict))
+    return runlog.document(
+        run={"models": [{"model": "m"}]}, collector=collector, tables=[], outcomes={},
+        findings=[("behaviours/test_b.py::test_b[m-c]", "inconclusive", "rate 0.50 [0.30, 0.70] straddles 0.5"),
+                  ("behaviours/test_b.py::test_b[m-b]", "missed", "rate 0.10 [0.05, 0.20]")],
+    )  # fmt: skip
+
+
+def test_the_run_log_keeps_each_score_s_verdict_and_each_finding_s(tmp_path):
+    path = tmp_path / "run.json.gz"
+    path.write_bytes(runlog.dumps(three_verdicts_log(), path))
+    log = runlog.read(path)
+    assert log.format == runlog.FORMAT == 3
+    assert [(s.verdict, s.passed) for s in log.scores] == [("met", True), ("missed", False), ("inconclusive", False)]
+    assert [(f["test_id"][-2], f["verdict"]) for f in log.findings] == [("b", "missed"), ("c", "inconclusive")]
+    assert [s.to_json() for s in log.scores] == three_verdicts_log()["scores"]
+
+
+def test_a_run_log_with_two_verdicts_is_read_with_its_verdicts_taken_from_passed(tmp_path):
+    """Format 2 had passed alone and findings without a verdict: each was met or missed."""
+    old = three_verdicts_log()
+    old["format"] = 2
+    for score in old["scores"]:
+        score["passed"] = score.pop("verdict") == "met"
+    for finding in old["findings"]:
+        del finding["verdict"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    log = runlog.read(tmp_path / "old.json")
+    assert log.format == 2 and [s.verdict for s in log.scores] == ["met", "missed", "missed"]
+    assert {f["verdict"] for f in log.findings} == {"missed"}
+    assert "2 missed" in report_markdown.render(log) and "inconclusive (" not in report_markdown.render(log)
+
+
+def test_a_verdict_that_contradicts_itself_or_is_no_verdict_is_a_damaged_run_log(tmp_path):
+    for damage in ({"verdict": "maybe"}, {"verdict": "missed", "passed": True}, {"verdict": 1}):
+        document = three_verdicts_log()
+        document["scores"][0].update(damage)
+        (tmp_path / "run.json").write_text(json.dumps(document))
+        with pytest.raises(UnreadableFile, match="a damaged run log.*write it again") as error:
+            runlog.read(tmp_path / "run.json")
+        assert "\n" not in str(error.value)
+    document = three_verdicts_log()
+    document["findings"][0]["verdict"] = "met"  # a met criterion has no finding
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    with pytest.raises(UnreadableFile, match="a damaged run log"):
+        runlog.read(tmp_path / "run.json")
+
+
+def test_the_report_and_the_summary_say_met_missed_and_inconclusive(tmp_path):
+    log = runlog.parse(json.dumps(three_verdicts_log()))
+    summary = report_markdown.render(log)
+    assert "3 criteria judged: **1 met**, **1 missed**, **1 inconclusive**." in summary
+    rows = {line.split("|")[3].strip(): line.split("|")[-2].strip() for line in summary.splitlines() if line.startswith("| m ")}
+    assert rows == {"a": "met", "b": "missed", "c": "inconclusive"}
+    assert "## Criteria missed (1)" in summary and "## Criteria the trials could not decide (inconclusive) (1)" in summary
+    assert summary.index("straddles 0.5") > summary.index("(inconclusive) (1)") > summary.index("0.10 [0.05, 0.20]")
+    assert "- met when: lower 95% bound >= 0.5" in summary
+    page = report_html.render(log)
+    for verdict in ("met", "missed", "inconclusive"):
+        assert f'<span class="{verdict}">1 {verdict}</span>' in page and f'<td class="{verdict}">{verdict}</td>' in page
+    assert "Criteria not met: 1 missed, 1 inconclusive" in page and '<span class="inconclusive">inconclusive</span> <code>' in page
