@@ -39,7 +39,11 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+K = TypeVar("K")
 
 
 class Verdict(str, enum.Enum):
@@ -142,6 +146,36 @@ def significant(p: float | None, alpha: float = 0.05, *, opposite: float | None 
     if opposite is not None and not math.isnan(_p_value(opposite)) and opposite < alpha:
         return MISSED
     return INCONCLUSIVE
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a family, judged with the others: its verdict, its p-value raw and adjusted by
+    Holm's method over the family, and the contrary claim's p-value adjusted likewise."""
+
+    verdict: Verdict
+    p: float
+    p_adjusted: float
+    opposite_adjusted: float
+    family_size: int
+
+
+def family(claims: Mapping[K, tuple[float, float]], alpha: float = 0.05) -> dict[K, Claim]:
+    """A family of one-sided claims decided together. ``claims`` maps each claim to (its one-sided p,
+    the contrary claim's one-sided p). Holm's step-down method keeps the chance that any claim of
+    the family is met by chance at ``alpha``; the contrary claims are adjusted as a family of their
+    own, so that a claim is missed only where its contrary survives the same correction. NaN p-values
+    (nothing to test) stay NaN and their claim is missed, as ``significant`` says."""
+    from .stats import holm  # stats imports numpy and scipy; the verdicts themselves need neither
+
+    names = list(claims)
+    raw = [float(claims[name][0]) for name in names]
+    adjusted, contrary = holm(raw), holm([float(claims[name][1]) for name in names])
+    size = sum(not math.isnan(p) for p in raw)
+    return {
+        name: Claim(significant(adjusted[i], alpha, opposite=contrary[i]), raw[i], adjusted[i], contrary[i], size)
+        for i, name in enumerate(names)
+    }
 
 
 def faithful(fidelity: Any) -> Verdict:
