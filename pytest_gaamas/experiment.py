@@ -195,10 +195,18 @@ class Experiment:
 
     def _play_recorded(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
         played_as = fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature)
-        # A replay is a pure function of the cassette and the game: the same key, the same records.
-        replay_key = (str(paths.cassette), played_as, trials) if self.settings.record == "none" and self.model.uses_http else None
+        # A replay is a pure function of the cassette and the game, and a reference agent's play of the
+        # game (each reply is seeded by its request): the same key, the same records. A criterion over
+        # a family of cells plays every cell of the family, each once a process.
+        if not self.model.uses_http:
+            replay_key = ("reference", played_as, trials)
+        elif self.settings.record == "none":
+            replay_key = (str(paths.cassette), played_as, trials)
+        else:
+            replay_key = None
         if replay_key in self.replayed:
-            self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
+            if self.model.uses_http:
+                self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
             records = list(self.replayed[replay_key])
         else:
             records = self._play_journaled(game, trials, temperature, paths, played_as)
