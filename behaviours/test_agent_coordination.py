@@ -29,7 +29,7 @@ more than the agents' (Mann-Whitney U, one-sided, p < 0.05), reported whichever 
 
 import pytest
 
-from pytest_gaamas import rounds, stats
+from pytest_gaamas import rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
 from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, SIMULATIONS, AgentCoordinationGame
 from pytest_gaamas.report import cell, p_value_text
@@ -47,13 +47,16 @@ PEOPLE_COORDINATION = {0: 0.48, 1: 0.95, 2: 0.55}
 PEOPLE_SOURCE = ("Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot; "
                  "their two-way messages were sent at once, where here the second answers the first")
 ALPHA = 0.05
-CRITERION = f"the script's games coordinate more than the agents': Mann-Whitney U, one-sided p < {ALPHA}"
+#: A claim's verdict in the seed's words.
+SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.INCONCLUSIVE: "not shown"}
+CRITERION = (f"the script's games coordinate more than the agents': Mann-Whitney U, one-sided p < {ALPHA} after Holm's "
+             f"correction over the {len(MESSAGES)} message counts; contradicted where the agents coordinate more as significantly")
 
 LEVELS_TABLE = "Agent-agent coordination: the pair's outcome beside each player's own choices"
 LEVELS_COLUMNS = ("pair: coordination rate [95% CI]", "players: moves to their own favourite [95% CI]",
                   "players: own favourite in round 1 [95% CI]", "valid moves")  # fmt: skip
 SCRIPT_TABLE = "Agent-agent coordination: the omniscient script against separate agents, per game [95% CI]"
-SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
+SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)", "p (Holm)")
 #: Per game: its measure from the outcome, and whether the criterion is about it.
 MEASURES = {
     "coordination rate": lambda o: sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"]),
@@ -83,7 +86,7 @@ def test_agent_coordination(gaamas, messages, simulation):
 
     coordination = stats.mean([MEASURES["coordination rate"](r.outcome) for r in records])
     threshold = gaamas.threshold("min_coordination", MIN_COORDINATION)
-    passed = coordination.n > 0 and coordination.low >= threshold
+    verdict = verdicts.at_least(coordination, threshold)
     invalid = sum(not a["valid"] for r in records for p in PLAYERS for a in r.outcome["players"][p])
     column = COLUMNS[MESSAGES.index(messages)]
 
@@ -93,7 +96,7 @@ def test_agent_coordination(gaamas, messages, simulation):
         unit="rate",
         estimate=coordination,
         invalid=invalid,
-        passed=passed,
+        verdict=verdict,
         criterion=f"lower 95% bound of the mean coordination rate >= {threshold}",
         columns=COLUMNS,
         cells={column: cell(coordination)},
@@ -110,11 +113,21 @@ def test_agent_coordination(gaamas, messages, simulation):
     rounds.report_series(gaamas, title="Agent-agent coordination", column=series, columns=SERIES_COLUMNS, scores=per_round(records),
                          references=rounds.reference_curves(game, len(records), gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
                          note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines")
-    gaamas.verdict(passed, f"{simulation}: coordination rate {cell(coordination)} with {messages} messages; passing needs the lower bound >= {threshold}")
+    gaamas.verdict(verdict, f"{simulation}: coordination rate {cell(coordination)} with {messages} message{'' if messages == 1 else 's'}; meeting it needs the lower bound >= {threshold}")
+
+
+def coordination_by_game(gaamas, messages):
+    """Per game, the coordination rate of the separate agents and of the script."""
+    (_, agents), (_, script) = games(gaamas, messages, "agents"), games(gaamas, messages, "script")
+    of = MEASURES["coordination rate"]
+    return [of(r.outcome) for r in agents], [of(r.outcome) for r in script]
 
 
 @pytest.mark.parametrize("messages", MESSAGES)
 def test_script_overstates_success(gaamas, messages):
+    by_count = {count: coordination_by_game(gaamas, count) for count in MESSAGES}
+    claim = verdicts.family({count: (stats.stochastically_greater(script, agents), stats.stochastically_greater(agents, script))
+                             for count, (agents, script) in by_count.items()}, ALPHA)[messages]  # fmt: skip
     (_, agents), (_, script) = games(gaamas, messages, "agents"), games(gaamas, messages, "script")
     column = COLUMNS[MESSAGES.index(messages)]
     means, p_of = {}, {}  # measure -> (agents, script); measure -> one-sided p
@@ -126,19 +139,22 @@ def test_script_overstates_success(gaamas, messages):
         judged = measure == "coordination rate"
         gaamas.score(
             table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
-            passed=p < ALPHA if judged else None, criterion=CRITERION if judged else "", columns=SCRIPT_COLUMNS,
+            verdict=claim.verdict if judged else None, criterion=CRITERION if judged else "", columns=SCRIPT_COLUMNS,
             unit="points" if measure == "points" else "",
             cells={"agents": cell(agents_mean) + (" (by construction)" if measure == "information leakage" else ""),
                    "script": cell(script_mean), "script - agents [95% CI]": cell(difference),
-                   "p (script > agents, one-sided)": p_value_text(p)},
+                   "p (script > agents, one-sided)": p_value_text(p),
+                   "p (Holm)": p_value_text(claim.p_adjusted) if judged else ""},
             row={"messages": column, "measure": measure}, row_rank=MESSAGES.index(messages) * len(MEASURES) + rank, worse="both",
-            verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
+            verdict_label=SUPPORT[claim.verdict] if judged else "",
+            details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size} if judged else {},
             figures=(Figure("Agent-agent coordination: the omniscient script minus separate agents", INTERVAL, f"{measure}: script - agents [95% CI]",
                             panel=measure, x=column, x_axis="pre-play messages", references={"no difference": 0.0}),),
         )  # fmt: skip
     (agents_mean, script_mean), p = means["coordination rate"], p_of["coordination rate"]
-    gaamas.verdict(p < ALPHA, f"{column}: the script coordinates {cell(script_mean)}, separate agents {cell(agents_mean)} "
-                              f"(one-sided p = {p_value_text(p)}); the script leaks in {cell(means['information leakage'][1])} of its acts")  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{column}: the script coordinates {cell(script_mean)}, separate agents {cell(agents_mean)} "
+                                  f"(one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}); "
+                                  f"the script leaks in {cell(means['information leakage'][1])} of its acts")  # fmt: skip
 
 
 def group_and_players(gaamas, records, coordination, column, simulation):

@@ -24,7 +24,7 @@ Verdict: passes when the lower 95% bound of the mean late accuracy reaches `min_
 
 import pytest
 
-from pytest_gaamas import rounds, stats
+from pytest_gaamas import rounds, stats, verdicts
 from pytest_gaamas.games.repeated import MATCHING_PENNIES, RPS_PREDICTION, HiddenPatternGame
 from pytest_gaamas.report import cell
 
@@ -56,7 +56,7 @@ def test_belief_refinement(gaamas, opponent, generation):
     played = rounds.round_results(records)
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_accuracy", MIN_LATE_ACCURACY)
-    passed = late_accuracy.n > 0 and late_accuracy.low >= threshold
+    verdict = verdicts.at_least(late_accuracy, threshold)
     invalid = sum(not a["valid"] for t in played for a in t)
 
     gaamas.score(
@@ -65,7 +65,7 @@ def test_belief_refinement(gaamas, opponent, generation):
         unit="rate",
         estimate=late_accuracy,
         invalid=invalid,
-        passed=passed,
+        verdict=verdict,
         criterion=f"lower 95% bound of the mean accuracy in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
         columns=tuple(OPPONENTS),
         cells={opponent: cell(late_accuracy)},
@@ -74,4 +74,4 @@ def test_belief_refinement(gaamas, opponent, generation):
     )
     rounds.report_series(gaamas, title="Belief refinement", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played),
                          references=rounds.reference_curves(game, trials, gaamas.seed))
-    gaamas.verdict(passed, f"late prediction accuracy {cell(late_accuracy)} against {opponent}; passing needs the lower bound >= {threshold}")
+    gaamas.verdict(verdict, f"late prediction accuracy {cell(late_accuracy)} against {opponent}; meeting it needs the lower bound >= {threshold}")

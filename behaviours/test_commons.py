@@ -39,7 +39,7 @@ import math
 import numpy as np
 import pytest
 
-from pytest_gaamas import stats
+from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, LINE, RATE, VIOLIN, Figure
 from pytest_gaamas.games.commons import MODULES, SIMULATIONS, Commons
 from pytest_gaamas.report import NO_VALUE, cell, p_value_text
@@ -48,6 +48,8 @@ SOCIETIES = 10
 PAPER_TEMPERATURE = 0.7
 MIN_SURVIVAL = 0.5
 ALPHA = 0.05
+#: A claim's verdict in the seed's words.
+SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.INCONCLUSIVE: "not shown"}
 ABLATIONS = {
     "all modules": MODULES,
     "no punishment": ("social learning", "group decision"),
@@ -90,11 +92,11 @@ COLUMNS = ("survival to round 10 [95% CI]", "rounds survived [95% CI]", "harvest
            "Gini of stores [95% CI]", "punishments per villager-round [95% CI]", "rounds the cap was kept [95% CI]", "n",
            "invalid answers")  # fmt: skip
 CLAIMS_TABLE = "The commons: the seed's findings, each a log-rank test over two cells"
-CLAIM_COLUMNS = ("longer-lived cell: rounds [95% CI]", "shorter-lived cell: rounds [95% CI]", "log-rank z", "p (one-sided)", "in people")
+CLAIM_COLUMNS = ("longer-lived cell: rounds [95% CI]", "shorter-lived cell: rounds [95% CI]", "log-rank z", "p (one-sided)", "p (Holm)", "in people")
 
 
 SCRIPT_TABLE = "The commons: the omniscient script against separate villagers, per society [95% CI]"
-SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)")
+SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)", "p (Holm)")
 LEVELS_TABLE = "The commons: the group's outcome beside the villagers' own choices"
 LEVELS_COLUMNS = ("group: survival to round 10 [95% CI]", "group: harvest / sustainable [95% CI]",
                   "villagers: catch / equal share, median [IQR]", "villagers: share over 2x their share [95% CI]",
@@ -125,11 +127,11 @@ def test_commons(gaamas, environment, personas, ablation, simulation):
     harvest = stats.mean([o["harvest_ratio"] for o in outcomes])
     invalid = sum(sum(o["invalid"].values()) for o in outcomes)
     threshold = gaamas.threshold("min_survival", MIN_SURVIVAL)
-    passed = survival.low >= threshold
+    verdict = verdicts.at_least(survival, threshold)
     panel = f"{environment} lake, {personas}"
 
     gaamas.score(
-        table=TABLE, metric="survival rate to round 10", estimate=survival, invalid=0, n=len(outcomes), passed=passed,
+        table=TABLE, metric="survival rate to round 10", estimate=survival, invalid=0, n=len(outcomes), verdict=verdict,
         criterion=f"lower 95% bound of the survival rate to round {game.rounds} >= {threshold}",
         columns=COLUMNS,
         cells={COLUMNS[0]: cell(survival), COLUMNS[1]: cell(rounds_survived, 1), COLUMNS[2]: cell(harvest),
@@ -157,7 +159,7 @@ def test_commons(gaamas, environment, personas, ablation, simulation):
                      figures=(Figure("The commons: societies still alive after each round (Kaplan-Meier)", LINE, "share alive [95% CI]",
                                      panel=panel, x=after, x_axis="round", series=ablation + series(simulation, ", "), limits=RATE),))  # fmt: skip
     group_and_villagers(gaamas, game, outcomes, survival, harvest, rank(environment, personas, ablation, simulation), panel, ablation, simulation)
-    gaamas.verdict(passed, f"{simulation}, {environment} lake, {personas}, {ablation}: survival to round {game.rounds} {cell(survival)}, "
+    gaamas.verdict(verdict, f"{simulation}, {environment} lake, {personas}, {ablation}: survival to round {game.rounds} {cell(survival)}, "
                            f"{cell(rounds_survived, 1)} rounds, harvest {cell(harvest)} of the sustainable share; passing needs the lower bound >= {threshold}")  # fmt: skip
 
 
@@ -211,21 +213,35 @@ def average(values) -> str:
     return cell(stats.mean(present)) if present else NO_VALUE
 
 
-@pytest.mark.parametrize("claim", CLAIMS)
-def test_commons_claim(gaamas, claim):
+def claim_test(gaamas, claim):
+    """A claim's two cells' outcomes, and the log-rank test that the first's societies live longer
+    (z, p) and that they live shorter (the contrary claim's p)."""
     longer, shorter = CLAIMS[claim]
     (game, first), (_, second) = societies(gaamas, *longer), societies(gaamas, *shorter)
     first, second = [r.outcome for r in first], [r.outcome for r in second]
-    z, p = stats.survives_longer([o["survived_rounds"] for o in first], [o["survived_rounds"] for o in second], game.rounds)
-    passed = p < ALPHA
+    lived = [[o["survived_rounds"] for o in group] for group in (first, second)]
+    z, p = stats.survives_longer(lived[0], lived[1], game.rounds)
+    _, contrary = stats.survives_longer(lived[1], lived[0], game.rounds)
+    return first, second, z, p, contrary
+
+
+@pytest.mark.parametrize("claim", CLAIMS)
+def test_commons_claim(gaamas, claim):
+    tests = {member: claim_test(gaamas, member) for member in CLAIMS}
+    judged = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[claim]
+    longer, shorter = CLAIMS[claim]
+    first, second, z, p, _ = tests[claim]
     rounds_of = {name: stats.mean([o["survived_rounds"] for o in group]) for name, group in (("first", first), ("second", second))}
     gaamas.score(
         table=CLAIMS_TABLE, metric="log-rank z", estimate=stats.Estimate(z, z, z, len(first) + len(second)), invalid=0,
-        passed=passed, criterion=f"the first cell's societies survive longer: log-rank test, one-sided p < {ALPHA}",
-        columns=CLAIM_COLUMNS,
+        verdict=judged.verdict, columns=CLAIM_COLUMNS,
+        criterion=f"the first cell's societies survive longer: log-rank test, one-sided p < {ALPHA} after Holm's correction over the "
+                  f"{judged.family_size} claims; contradicted where the second lives longer as significantly",
         cells={CLAIM_COLUMNS[0]: f"{', '.join(longer)}: {cell(rounds_of['first'], 1)}", CLAIM_COLUMNS[1]: f"{', '.join(shorter)}: {cell(rounds_of['second'], 1)}",
-               "log-rank z": NO_VALUE if math.isnan(z) else f"{z:.2f}", "p (one-sided)": p_value_text(p), "in people": PEOPLE.get(claim, NO_VALUE)},
-        row={"claim": claim}, row_rank=list(CLAIMS).index(claim), worse="both", verdict_label="supported" if passed else "not supported",
+               "log-rank z": NO_VALUE if math.isnan(z) else f"{z:.2f}", "p (one-sided)": p_value_text(p),
+               "p (Holm)": p_value_text(judged.p_adjusted), "in people": PEOPLE.get(claim, NO_VALUE)},
+        details={"p": judged.p, "p_holm": judged.p_adjusted, "contrary_p_holm": judged.opposite_adjusted, "family": judged.family_size},
+        row={"claim": claim}, row_rank=list(CLAIMS).index(claim), worse="both", verdict_label=SUPPORT[judged.verdict],
     )  # fmt: skip
     gaamas.reference(table=CLAIMS_TABLE, label="people: Fehr & Gaechter (2000)",
                      cells={"in people": "public goods with punishment: contributions rise toward the maximum; without it they decay"},
@@ -233,7 +249,8 @@ def test_commons_claim(gaamas, claim):
     gaamas.reference(table=CLAIMS_TABLE, label="people: Ostrom, Walker & Gardner (1992)",
                      cells={"in people": "a common pool: a covenant with sanctions cuts over-harvesting; no communication, heavy over-use"},
                      source="Ostrom, Walker & Gardner (1992), APSR 86(2): covenants with and without a sword", status="unverified")  # fmt: skip
-    gaamas.verdict(passed, f"{claim}: {cell(rounds_of['first'], 1)} against {cell(rounds_of['second'], 1)} rounds (log-rank p = {p_value_text(p)})")
+    gaamas.verdict(judged.verdict, f"{claim}: {cell(rounds_of['first'], 1)} against {cell(rounds_of['second'], 1)} rounds "
+                                   f"(log-rank p = {p_value_text(p)}, {p_value_text(judged.p_adjusted)} after Holm over {judged.family_size})")
 
 
 #: Per society: its measure, from the outcome.
@@ -245,11 +262,22 @@ SCRIPT_MEASURES = {
 }
 
 
-@pytest.mark.parametrize(("environment", "personas", "ablation"), RECORDED)
-def test_commons_script_overstates_success(gaamas, environment, personas, ablation):
+def script_against_agents(gaamas, environment, personas, ablation):
+    """A cell's separate villagers' and script's outcomes, and the log-rank test that the script's
+    societies live longer (p) and shorter (the contrary claim's p)."""
     (game, agents), (_, script) = (societies(gaamas, environment, personas, ablation, simulation) for simulation in SIMULATIONS)
     agents, script = [r.outcome for r in agents], [r.outcome for r in script]
-    z, p = stats.survives_longer([o["survived_rounds"] for o in script], [o["survived_rounds"] for o in agents], game.rounds)
+    lived_agents, lived_script = [o["survived_rounds"] for o in agents], [o["survived_rounds"] for o in script]
+    _, p = stats.survives_longer(lived_script, lived_agents, game.rounds)
+    _, contrary = stats.survives_longer(lived_agents, lived_script, game.rounds)
+    return agents, script, p, contrary
+
+
+@pytest.mark.parametrize(("environment", "personas", "ablation"), RECORDED)
+def test_commons_script_overstates_success(gaamas, environment, personas, ablation):
+    tests = {member: script_against_agents(gaamas, *member) for member in RECORDED}
+    claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation)]
+    agents, script, p, _ = tests[(environment, personas, ablation)]
     label = f"{environment} lake, {personas}, {ablation}"
     means = {}  # measure -> (agents, script)
     for index, (measure, of) in enumerate(SCRIPT_MEASURES.items()):
@@ -259,17 +287,21 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
         judged = measure == "rounds survived"
         gaamas.score(
             table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
-            passed=p < ALPHA if judged else None, columns=SCRIPT_COLUMNS, worse="both", unit="",
-            criterion=f"the script's societies outlive the agents': log-rank test, one-sided p < {ALPHA}" if judged else "",
+            verdict=claim.verdict if judged else None, columns=SCRIPT_COLUMNS, worse="both", unit="",
+            criterion=f"the script's societies outlive the agents': log-rank test, one-sided p < {ALPHA} after Holm's correction "
+                      f"over the {claim.family_size} cells; contradicted where the agents' outlive the script's as significantly" if judged else "",
             cells={"agents": cell(means[measure][0]) + (" (by construction)" if measure == "information leakage" else ""),
                    "script": cell(means[measure][1]), "script - agents [95% CI]": cell(difference),
-                   "p (script > agents, one-sided)": p_value_text(p) if judged else p_value_text(stats.stochastically_greater(by_script, by_agents))},
+                   "p (script > agents, one-sided)": p_value_text(p) if judged else p_value_text(stats.stochastically_greater(by_script, by_agents)),
+                   "p (Holm)": p_value_text(claim.p_adjusted) if judged else ""},
             row={"cell": label, "measure": measure}, row_rank=CELLS.index((environment, personas, ablation)) * len(SCRIPT_MEASURES) + index,
-            verdict_label=("supported" if p < ALPHA else "not supported") if judged else "",
+            verdict_label=SUPPORT[claim.verdict] if judged else "",
+            details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size} if judged else {},
             figures=(Figure("The commons: the omniscient script minus separate villagers", INTERVAL, f"{measure}: script - agents [95% CI]",
                             panel=measure, x=ablation, x_axis="modules", series=f"{environment} lake, {personas}",
                             references={"no difference": 0.0}),),
         )  # fmt: skip
     (rounds_agents, rounds_script), (_, leaked) = means["rounds survived"], means["information leakage"]
-    gaamas.verdict(p < ALPHA, f"{label}: the script's societies live {cell(rounds_script, 1)} rounds, separate villagers' "
-                              f"{cell(rounds_agents, 1)} (log-rank p = {p_value_text(p)}); the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{label}: the script's societies live {cell(rounds_script, 1)} rounds, separate villagers' "
+                              f"{cell(rounds_agents, 1)} (log-rank p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}); "
+                                  f"the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip

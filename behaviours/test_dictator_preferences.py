@@ -7,6 +7,8 @@ Variants (rows): the role in the system prompt ("You are a helpful assistant." /
 being."), and the temperature: 0.7, the seed's setting, and a sweep 0.0, 0.35, 1.05, 1.4 around it
 (the seed shows the sweep without its values; these bracket 0.7 evenly).
 Protocol: 30 trials per row, one request each; an answer outside $0-$100 or not JSON is invalid.
+The question is counterbalanced (pytest_gaamas.counterbalance): even trials ask what the model keeps,
+odd trials what it gives, so that an answer at one end of the range, or its middle, is no preference.
 Strategy (the `strategy` rows): the model writes `my_share(pie) -> float` once per row; the
 function plays the 30 trials in the sandbox (pytest_gaamas.strategy); an invalid strategy shows `-`.
 Score: the share kept: median, mean with a 95% bootstrap CI, and the whole distribution (bars for
@@ -14,8 +16,10 @@ $0-9, $10-19, ..., $100), as the seed's violin plots.
 Theory: a self-interested dictator keeps $100 (reference:rational); MobLab players keep $74 on
 average, first-round one-shot games, n = 13,232 (reference:human samples them); random splits
 average $50 (reference:random).
-Verdict: passes when the lower 95% bound of the mean share kept reaches `min_mean_kept` ($50:
-neither theory nor people give away more than half); override with
+Verdict: met when the lower 95% bound of the mean share kept is above `min_mean_kept` ($50: the
+dictator keeps more than half, as theory and people do), missed when the upper bound is at or below
+it, inconclusive otherwise. Strictly above: an agent that keeps $50 every time, as one answering the
+middle of the range does, keeps half, not more. Override with
 --gaamas-threshold=dictator_preferences.min_mean_kept=VALUE.
 Fidelity (test_dictator_fidelity, same cells replayed): the 30 amounts kept against the 13,232
 MobLab dictators', choice by choice (pytest_gaamas.fidelity): passes when the model is
@@ -24,7 +28,7 @@ indistinguishable from people and within $15 of their distribution.
 
 from functools import lru_cache
 
-from pytest_gaamas import cells, fidelity, people, stats
+from pytest_gaamas import cells, fidelity, people, stats, verdicts
 from pytest_gaamas.data import moblab_dictator_gifts
 from pytest_gaamas.figures import DOLLARS, LINE, VIOLIN, Figure
 from pytest_gaamas.games.dictator import DictatorGame
@@ -51,7 +55,7 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
     kept = [r.outcome["my_share"] for r in records if r.valid]
     mean_kept = stats.mean(kept)
     threshold = gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
-    passed = mean_kept.n > 0 and mean_kept.low >= threshold
+    verdict = verdicts.strictly_above(mean_kept, threshold)
 
     gaamas.score(
         table=TABLE,
@@ -59,8 +63,8 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
         unit="dollars",
         estimate=mean_kept,
         invalid=len(records) - len(kept),
-        passed=passed,
-        criterion=f"lower 95% bound of the mean share kept >= {threshold:g}",
+        verdict=verdict,
+        criterion=f"lower 95% bound of the mean share kept > {threshold:g}",
         columns=COLUMNS,
         cells=summary_cells(kept, mean_kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept))},
         details={"kept": kept},
@@ -71,7 +75,7 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
     gaamas.reference(table=TABLE, **humans_row())
     for row in fhss_rows():
         gaamas.reference(table=TABLE, **row)
-    gaamas.verdict(passed, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); passing needs the lower bound >= {threshold:g}")
+    gaamas.verdict(verdict, f"mean share kept {cell(mean_kept, 1)} ({len(records) - len(kept)} invalid); meeting it needs the lower bound > {threshold:g}")
 
 
 @CELLS
@@ -81,7 +85,7 @@ def test_dictator_fidelity(gaamas, role, temperature, generation):
     kept = [r.outcome["my_share"] for r in records if r.valid]
     result = gaamas.fidelity(kept, fidelity.dictator_kept(), invalid=len(records) - len(kept),
                              label=f"dictator: $ kept, {role}, T {temperature:g}")
-    gaamas.verdict(result and result.faithful, fidelity.explain(result, fidelity.dictator_kept()))
+    gaamas.verdict(verdicts.faithful(result), fidelity.explain(result, fidelity.dictator_kept()))
 
 
 PEOPLE_NOTE = "people: MobLab first-round one-shot dictator games of $100, n = 13,232 (verified from data)"

@@ -18,7 +18,7 @@ Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate`
 
 import pytest
 
-from pytest_gaamas import stats
+from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.ring import BELIEFS, RingGame
 from pytest_gaamas.report import cell, invalid_note
@@ -40,7 +40,7 @@ def test_first_order_rationality(gaamas, belief, generation):
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
     threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
-    passed = rate.n > 0 and rate.low >= threshold
+    verdict = verdicts.at_least(rate, threshold)
     invalid = len(records) - len(valid)
 
     gaamas.score(
@@ -48,7 +48,7 @@ def test_first_order_rationality(gaamas, belief, generation):
         metric="rate of the dominant action",
         estimate=rate,
         invalid=invalid,
-        passed=passed,
+        verdict=verdict,
         criterion=f"lower 95% bound of the rate of the dominant action >= {threshold}",
         columns=COLUMNS,
         cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
@@ -60,4 +60,4 @@ def test_first_order_rationality(gaamas, belief, generation):
     gaamas.reference(table=TABLE, label="humans", cells={"implicit".capitalize(): "0.93"},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified rational in ring games, a subject-level classification; "
                             "her subjects saw the payoffs alone, as the Implicit belief does", status="verified")
-    gaamas.verdict(passed, f"dominant action {cell(rate)} with a {belief} belief ({invalid} invalid); passing needs the lower bound >= {threshold}")
+    gaamas.verdict(verdict, f"dominant action {cell(rate)} with a {belief} belief ({invalid} invalid); meeting it needs the lower bound >= {threshold}")

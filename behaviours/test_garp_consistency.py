@@ -20,7 +20,7 @@ passes when indistinguishable from people and within 0.1 of their distribution.
 
 from functools import lru_cache
 
-from pytest_gaamas import fidelity, people, stats
+from pytest_gaamas import fidelity, people, stats, verdicts
 from pytest_gaamas.data import ckms2014_subjects
 from pytest_gaamas.figures import VIOLIN, Figure
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
@@ -44,7 +44,7 @@ def test_garp_consistency(gaamas):
     mean_ccei = stats.mean(cceis)
     above_random = stats.wilson(sum(c > RANDOM_CHOICE_P95 for c in cceis), len(cceis))
     threshold = gaamas.threshold("min_mean_ccei", MIN_MEAN_CCEI)
-    passed = bool(cceis) and mean_ccei.low >= threshold
+    verdict = verdicts.at_least(mean_ccei, threshold)
 
     score = gaamas.score(
         table=TABLE,
@@ -52,7 +52,7 @@ def test_garp_consistency(gaamas):
         unit="CCEI",
         estimate=mean_ccei,
         invalid=len(records) - len(cceis),
-        passed=passed,
+        verdict=verdict,
         criterion=f"lower 95% bound of the mean CCEI >= {threshold}",
         columns=COLUMNS,
         cells={
@@ -69,7 +69,7 @@ def test_garp_consistency(gaamas):
     )
     gaamas.reference(table=TABLE, **humans_row())
     gaamas.reference(table=TABLE, **random_choice_row())
-    gaamas.verdict(passed, f"mean CCEI {cell(mean_ccei, 3)} with {score.invalid} of {len(records)} trials invalid; passing needs the {score.criterion}")
+    gaamas.verdict(verdict, f"mean CCEI {cell(mean_ccei, 3)} with {score.invalid} of {len(records)} trials invalid; meeting it needs the {score.criterion}")
 
 
 def test_garp_fidelity(gaamas):
@@ -78,7 +78,7 @@ def test_garp_fidelity(gaamas):
     records = gaamas.play(game, trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), recorded_as="test_garp_consistency")
     cceis = [r.outcome["ccei"] for r in records if r.valid]
     result = gaamas.fidelity(cceis, fidelity.portfolio_ccei(), invalid=len(records) - len(cceis), label="portfolio: CCEI")
-    gaamas.verdict(result and result.faithful, fidelity.explain(result, fidelity.portfolio_ccei()))
+    gaamas.verdict(verdicts.faithful(result), fidelity.explain(result, fidelity.portfolio_ccei()))
 
 
 @lru_cache(maxsize=1)

@@ -20,7 +20,7 @@ Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate`
 
 import pytest
 
-from pytest_gaamas import stats
+from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.ring import BELIEFS, VERSIONS, RingGame
 from pytest_gaamas.report import cell, invalid_note
@@ -44,7 +44,7 @@ def test_second_order_rationality(gaamas, version, belief, generation):
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
     threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
-    passed = rate.n > 0 and rate.low >= threshold
+    verdict = verdicts.at_least(rate, threshold)
     invalid = len(records) - len(valid)
 
     gaamas.score(
@@ -52,7 +52,7 @@ def test_second_order_rationality(gaamas, version, belief, generation):
         metric="rate of X",
         estimate=rate,
         invalid=invalid,
-        passed=passed,
+        verdict=verdict,
         criterion=f"lower 95% bound of the rate of X >= {threshold}",
         columns=COLUMNS,
         cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
@@ -67,4 +67,4 @@ def test_second_order_rationality(gaamas, version, belief, generation):
     gaamas.reference(table=TABLE, label="humans", cells={"implicit".capitalize(): "0.71"},
                      source="Kneeland (2015), Econometrica 83(5): share of subjects classified second-order rational, a subject-level classification; "
                             "her subjects saw the payoffs alone, as the Implicit belief does", status="verified")
-    gaamas.verdict(passed, f"rate of X {cell(rate)} in version {version}, {belief} belief, {generation}; passing needs the lower bound >= {threshold}")
+    gaamas.verdict(verdict, f"rate of X {cell(rate)} in version {version}, {belief} belief, {generation}; meeting it needs the lower bound >= {threshold}")

@@ -15,19 +15,25 @@ Theory: subgame perfection keeps $99 and accepts any positive offer (reference:r
 players (strategy method, first-round $100 games, n = 5,993) keep $56 on average and 60% of them
 accept $40 (reference:human samples them); Oosterbeek et al. (2004) report offers of 40% and 16%
 of offers rejected (meta-analysis). Random play keeps $50 and accepts half the time.
-Verdict: the proposer passes when the lower 95% bound of the mean share kept reaches
-`min_mean_kept` ($50); the responder when the lower 95% bound of the acceptance rate reaches
-`min_acceptance` (0.5). Override with --gaamas-threshold=ultimatum.NAME=VALUE.
+Counterbalanced (pytest_gaamas.counterbalance): the proposer is asked what it keeps in even trials and
+what it offers in odd ones; the responder's two answers are listed in both orders.
+Verdict: the proposer's is met when the lower 95% bound of the mean share kept is above
+`min_mean_kept` ($50: more than half, strictly, so that keeping $50 every time is not met); the
+responder's when the lower 95% bound of the acceptance rate reaches `min_acceptance` (0.5); missed
+when the interval lies wholly on the other side, inconclusive when it straddles the threshold. An
+agent that accepts every offer meets the responder's criterion: accepting $40 is all it asks, and
+the responder strategy's answers at every offer are what tell a threshold apart. Override with
+--gaamas-threshold=ultimatum.NAME=VALUE.
 Fidelity (test_ultimatum_fidelity, same cells replayed): the proposer's amounts kept against
 MobLab's 5,993 proposers', the responder's accept/reject of $40 against whether each of them would
 accept $40 (pytest_gaamas.fidelity): passes when indistinguishable from people and close to them
-($15 of $100 for the amount kept, 0.15 for the share accepting).
+($15 of $100 for the amount kept, 0.25 for the share accepting).
 """
 
 import statistics
 from functools import lru_cache
 
-from pytest_gaamas import cells, fidelity, people, stats
+from pytest_gaamas import cells, fidelity, people, stats, verdicts
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.figures import CURVE, DOLLARS, INTERVAL, RATE, VIOLIN, Figure
 from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, PIE, UltimatumGame, smallest_accepted
@@ -58,18 +64,19 @@ def test_ultimatum(gaamas, role, generation):
     if role == "proposer":
         kept = [o["my_share"] for o in valid]
         estimate, threshold = stats.mean(kept), gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
-        criterion = f"proposer: lower 95% bound of the mean share kept >= {threshold:g}"
+        criterion = f"proposer: lower 95% bound of the mean share kept > {threshold:g}"
+        verdict = verdicts.strictly_above(estimate, threshold)
         cells = proposer_cells(kept, estimate)
         cells[COLUMNS[1]] += invalid_note(invalid)
     else:
         estimate = stats.wilson(sum(o["accepted"] for o in valid), len(valid))
         threshold = gaamas.threshold("min_acceptance", MIN_ACCEPTANCE)
         criterion = f"responder: lower 95% bound of the acceptance rate >= {threshold:g}"
+        verdict = verdicts.at_least(estimate, threshold)
         cells = {COLUMNS[3]: cell(estimate) + invalid_note(invalid)}
         if gaamas.strategy and gaamas.strategy.valid:  # a strategy answers every offer: its threshold
             lowest = smallest_accepted(gaamas.strategy.probes)
             cells[COLUMNS[4]] = "none" if lowest is None else f"${lowest:g}"
-    passed = estimate.n > 0 and estimate.low >= threshold
 
     gaamas.score(
         table=TABLE,
@@ -77,7 +84,7 @@ def test_ultimatum(gaamas, role, generation):
         unit="dollars" if role == "proposer" else "rate",
         estimate=estimate,
         invalid=invalid,
-        passed=passed,
+        verdict=verdict,
         criterion=criterion,
         columns=COLUMNS,
         cells=cells,
@@ -86,7 +93,7 @@ def test_ultimatum(gaamas, role, generation):
     )
     for row in (humans_row(), *fhss_rows(), META_ANALYSIS_ROW):
         gaamas.reference(table=TABLE, **row)
-    gaamas.verdict(passed, f"{role}: {cell(estimate)} with {invalid} invalid; passing needs the {criterion}")
+    gaamas.verdict(verdict, f"{role}: {cell(estimate)} with {invalid} invalid; meeting it needs the {criterion}")
 
 
 @CELLS
@@ -99,7 +106,7 @@ def test_ultimatum_fidelity(gaamas, role, generation):
     else:
         humans, choices = fidelity.ultimatum_accepts(OFFER_TO_RESPONDER), [float(o["accepted"]) for o in valid]
     result = gaamas.fidelity(choices, humans, invalid=len(records) - len(valid), label=humans.choice)
-    gaamas.verdict(result and result.faithful, fidelity.explain(result, humans))
+    gaamas.verdict(verdicts.faithful(result), fidelity.explain(result, humans))
 
 
 PEOPLE_PROPOSERS = "MobLab ultimatum proposers: $ kept of $100"
