@@ -7,7 +7,7 @@ Wasserstein distance between two samples (any two distributions, ties and discre
 Fisher's exact test and Welch's t-test for a change between runs, the Cochran-Armitage test for a
 trend in a rate, two one-sided tests for the equivalence of two rates, the
 log-rank test of which societies survive longer, the Mann-Whitney test of which games go better, and
-Holm's correction for many cells. The trend, log-rank and Mann-Whitney p-values
+Holm's correction for many cells or a family of claims. The trend, log-rank and Mann-Whitney p-values
 are exact permutation p-values (``conditional_tail``), not normal approximations: the suite's 30
 trials a cell and 10 societies a cell are where those fail. Every resampling is seeded, so a replayed
 run prints the same table byte for byte.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -506,6 +506,14 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p))
         adjusted[i] = running
     return adjusted
+
+
+def holm_family(p_values: Mapping[str, float]) -> dict[str, tuple[float, float]]:
+    """A family of claims corrected together: each claim's (raw p, Holm-adjusted p), in the order
+    given. Claim a member of the family supported only where its adjusted p clears alpha, and show
+    both."""
+    names = list(p_values)
+    return {name: (p_values[name], adjusted) for name, adjusted in zip(names, holm([p_values[name] for name in names]))}
 
 
 def change_test(old: Estimate, new: Estimate) -> float:

@@ -350,3 +350,33 @@ def test_mann_whitney_p_at_30_games_a_side_with_many_ties():
                                         method=scipy_stats.PermutationMethod(n_resamples=resamples, rng=np.random.default_rng(10))).pvalue  # fmt: skip
     p = stats.stochastically_greater(first, second)
     assert p == pytest.approx(permuted, abs=_monte_carlo_slack(p, resamples))
+
+
+# -- families of claims -------------------------------------------------------------------------------
+
+
+def test_holm_family_shows_each_claims_raw_and_adjusted_p():
+    family = stats.holm_family({"punishment": 0.01, "talk": 0.04, "cap": 0.03, "all": 0.005, "untested": float("nan")})
+    assert list(family) == ["punishment", "talk", "cap", "all", "untested"]
+    assert {name: raw for name, (raw, _) in family.items() if name != "untested"} == {"punishment": 0.01, "talk": 0.04, "cap": 0.03, "all": 0.005}
+    assert [family[name][1] for name in ("punishment", "talk", "cap", "all")] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert np.isnan(family["untested"][1])
+    assert stats.holm_family({}) == {}
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=12))
+def test_holm_family_is_the_step_down_formula(p_values):
+    family = stats.holm_family({f"claim {i}": p for i, p in enumerate(p_values)})
+    # Holm's adjusted p as multipletests(method="holm") computes it: sort, multiply by m, m-1, ..., 1,
+    # carry the running maximum, clip at 1, unsort.
+    order = np.argsort(p_values, kind="stable")
+    adjusted = np.empty(len(p_values))
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(np.asarray(p_values)[order] * np.arange(len(p_values), 0, -1)))
+    assert [a for _, a in family.values()] == pytest.approx(adjusted.tolist())
+    # And Holm's procedure: reject in order of p while p(i) <= alpha / (m - i), stop at the first that is not.
+    rejected, alpha = set(), 0.05
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (len(p_values) - rank):
+            break
+        rejected.add(f"claim {i}")
+    assert {name for name, (_, a) in family.items() if a <= alpha} == rejected
