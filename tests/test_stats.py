@@ -136,7 +136,7 @@ def test_trend_statistic_is_root_n_times_the_correlation():
     x = np.repeat(scores, totals)
     z, p = stats.trend_test(successes, totals, scores)
     assert z == pytest.approx(np.sqrt(len(x)) * scipy_stats.pearsonr(x, outcomes).statistic)
-    assert p == pytest.approx(scipy_stats.norm.sf(z)) and p < 0.001
+    assert p < 0.001  # the p is the exact conditional one (tested below), not the normal tail of z
     assert stats.trend_test([30, 30, 30], totals, scores) == (0.0, 1.0)
     assert stats.trend_test([18, 10, 3], totals, scores)[1] > 0.999
 
@@ -154,3 +154,229 @@ def test_change_between_runs_uses_fisher_for_rates_and_welch_for_means():
     assert stats.change_test(stats.mean(a), stats.mean(b)) == pytest.approx(scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
     assert stats.change_test(stats.wilson(30, 30), stats.wilson(30, 30)) == 1.0
     assert np.isnan(stats.change_test(stats.wilson(0, 0), stats.wilson(3, 30)))
+
+
+# -- exact conditional tests ---------------------------------------------------------------------
+
+from fractions import Fraction  # noqa: E402
+from itertools import combinations  # noqa: E402
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _monte_carlo_slack(p: float, resamples: int) -> float:
+    """Four standard errors of a Monte Carlo p-value, and a little for its (b + 1) / (m + 1)."""
+    return 4 * np.sqrt(max(p * (1 - p), 1e-4) / resamples) + 2 / resamples
+
+
+def _brute_force_trend_p(successes, totals, hundredths) -> Fraction:
+    """P(T >= t) by dealing the successes over every subset of the subjects, in exact arithmetic
+    (scores given in hundredths, so a tie is a tie)."""
+    scores = [Fraction(h, 100) for h in hundredths]
+    subjects = [score for score, n in zip(scores, totals) for _ in range(n)]
+    observed = sum(score * k for score, k in zip(scores, successes))
+    deals = list(combinations(range(len(subjects)), sum(successes)))
+    return Fraction(sum(sum(subjects[i] for i in deal) >= observed for deal in deals), len(deals))
+
+
+def test_exact_trend_p_of_two_defections_under_the_rational_prompt():
+    # Rational / Neutral / Human, cooperation 28/30, 30/30, 30/30: the trend's statistic is at its
+    # largest exactly when both defections fall in the Rational group, C(30, 2) of C(90, 2) deals.
+    z, p = stats.trend_test([28, 30, 30], [30, 30, 30], [0, 1, 2])
+    assert p == pytest.approx(Fraction(435, 4005), rel=1e-12)  # = 29/267 = 0.10861...
+    assert scipy_stats.norm.sf(z) == pytest.approx(0.040, abs=5e-4)  # what the normal tail said
+
+
+@pytest.mark.parametrize(
+    "successes, totals, hundredths",
+    [([3, 1, 2, 4], [4, 3, 2, 5], [0, 100, 100, 300]), ([1, 2, 0, 3], [3, 3, 2, 4], [35, -120, 7, 90]),
+     ([2, 0, 0], [2, 2, 0], [50, 10, 90]), ([5, 0, 0, 0, 1], [5, 3, 2, 2, 3], [0, 100, 200, 300, 400])],
+)  # fmt: skip
+def test_exact_trend_p_is_the_share_of_every_deal_of_the_successes(successes, totals, hundredths):
+    assert stats.trend_test(successes, totals, [h / 100 for h in hundredths])[1] == pytest.approx(
+        float(_brute_force_trend_p(successes, totals, hundredths)), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "successes, scores",
+    [([28, 30, 30], [0.0, 1.0, 2.0]), ([20, 25, 28], [0.0, 1.0, 2.0]),
+     # Eight dilemmas of 30 answers, scored by a predicted rate (floats, as payoff sensitivity's are).
+     ([9, 14, 12, 20, 17, 22, 19, 25], [0.21, 0.26, 0.33, 0.34, 0.41, 0.48, 0.52, 0.61])],
+)  # fmt: skip
+def test_exact_trend_p_agrees_with_scipys_permutation_of_the_answers(successes, scores):
+    totals = [30] * len(successes)
+    outcomes = np.concatenate([[1.0] * k + [0.0] * (n - k) for k, n in zip(successes, totals)])
+    score_of_answer = np.repeat(np.asarray(scores, dtype=float), totals)
+    resamples = 20_000
+    permuted = scipy_stats.permutation_test(
+        (outcomes, score_of_answer), lambda o, s, axis: np.sum(o * s, axis=axis), vectorized=True,
+        permutation_type="pairings", alternative="greater", n_resamples=resamples, rng=np.random.default_rng(7),
+    )  # fmt: skip
+    p = stats.trend_test(successes, totals, scores)[1]
+    assert p == pytest.approx(permuted.pvalue, abs=_monte_carlo_slack(p, resamples))
+
+
+def test_exact_trend_counts_float_ties_as_ties():
+    # 0.1 + 0.2 and 0.3 + 0.0 are one total; in floats they differ in the 17th digit.
+    assert stats.trend_test([1, 1, 0, 0], [1, 1, 1, 1], [0.1, 0.2, 0.3, 0.0])[1] == pytest.approx(4 / 6)
+    assert stats.trend_test([0, 0, 1, 1], [1, 1, 1, 1], [0.1, 0.2, 0.3, 0.0])[1] == pytest.approx(4 / 6)
+
+
+@st.composite
+def small_trend_tables(draw):
+    groups = draw(st.integers(2, 4))
+    totals = draw(st.lists(st.integers(0, 3), min_size=groups, max_size=groups))
+    successes = [draw(st.integers(0, n)) for n in totals]
+    hundredths = draw(st.lists(st.integers(-300, 300) | st.sampled_from([0, 100, 200]), min_size=groups, max_size=groups))
+    return successes, totals, hundredths
+
+
+@given(small_trend_tables())
+def test_exact_trend_p_is_a_probability_that_falls_as_a_success_moves_up(table):
+    successes, totals, hundredths = table
+    scores = [h / 100 for h in hundredths]
+    p = stats.trend_test(successes, totals, scores)[1]
+    if sum(totals) == 0:
+        assert np.isnan(p)  # no answers at all: no test
+        return
+    assert p == pytest.approx(float(_brute_force_trend_p(successes, totals, hundredths)), rel=1e-9, abs=1e-12)
+    assert 0 < p <= 1
+    # Both tails hold the observed table: they cover everything at least once.
+    assert p + stats.trend_test(successes, totals, [-s for s in scores])[1] >= 1 - 1e-9
+    if len(set(scores)) == 1 or sum(successes) in (0, sum(totals)):
+        assert p == 1.0
+    for low in range(len(scores)):
+        for high in range(len(scores)):
+            if scores[high] > scores[low] and successes[low] > 0 and successes[high] < totals[high]:
+                moved = list(successes)
+                moved[low], moved[high] = moved[low] - 1, moved[high] + 1
+                assert stats.trend_test(moved, totals, scores)[1] <= p + 1e-12
+
+
+def test_trend_test_refuses_impossible_tables():
+    for successes, totals, scores in (([31], [30], [0]), ([1.5, 2], [3, 3], [0, 1]), ([1, 2], [3, 3], [0])):
+        with pytest.raises(ValueError, match="trend_test needs"):
+            stats.trend_test(successes, totals, scores)
+
+
+def test_conditional_tail_falls_back_to_a_seeded_monte_carlo_past_its_budget(monkeypatch):
+    drawn, sizes, scores = [9, 14, 12, 20, 17, 22, 19, 25], [30] * 8, [0.21, 0.26, 0.33, 0.34, 0.41, 0.48, 0.52, 0.61]
+    exact = stats.conditional_tail(drawn, sizes, scores)
+    monkeypatch.setattr(stats, "EXACT_TABLES", 1)  # not even one class can be enumerated
+    sampled = stats.conditional_tail(drawn, sizes, scores)
+    assert sampled == stats.conditional_tail(drawn, sizes, scores)  # seeded: a replay prints the same p
+    assert sampled != exact and sampled == pytest.approx(exact, abs=_monte_carlo_slack(exact, stats.CONDITIONAL_RESAMPLES))
+    assert stats.conditional_tail([30, 30, 0], [30, 30, 30], [2.0, 1.0, 0.0]) >= 1 / (stats.CONDITIONAL_RESAMPLES + 1)
+
+
+# -- log-rank by permutation -------------------------------------------------------------------------
+
+
+def test_survival_p_is_exact_on_a_worked_case():
+    # Three societies live all 10 rounds, three collapse in rounds 1, 2, 3: of the C(6, 3) = 20 ways to
+    # say which three are "first", only the observed one puts no collapse in it.
+    z, p = stats.survives_longer([10, 10, 10], [0, 1, 2], 10)
+    assert z > 0 and p == pytest.approx(1 / 20)
+    # Ten against ten, every one of the second collapsing at once: 1 of C(20, 10) deals.
+    assert stats.survives_longer([10] * 10, [0] * 10, 10)[1] == pytest.approx(1 / 184_756)
+    assert stats.survives_longer([0] * 10, [10] * 10, 10)[1] == pytest.approx(1.0)
+
+
+def _brute_force_survival_p(first, second, horizon) -> float:
+    """Relabel the pooled societies every way; the log-rank numerator (expected minus observed
+    collapses of the first) counted time by time, as a textbook does."""
+    pooled = [(r + 1, True) if r < horizon else (horizon, False) for r in (*first, *second)]
+
+    def numerator(group):
+        total = 0.0
+        for t in sorted({time for time, collapsed in pooled if collapsed}):
+            at_risk = [i for i, (time, _) in enumerate(pooled) if time >= t]
+            dying = [i for i in at_risk if pooled[i] == (t, True)]
+            total += sum(i in group for i in at_risk) * len(dying) / len(at_risk) - sum(i in group for i in dying)
+        return total
+
+    observed = numerator(set(range(len(first))))
+    labellings = [numerator(set(group)) for group in combinations(range(len(pooled)), len(first))]
+    return sum(u >= observed - 1e-9 for u in labellings) / len(labellings)
+
+
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=5), st.lists(st.integers(0, 4), min_size=1, max_size=5))
+def test_survival_p_is_the_share_of_every_relabelling(first, second):
+    z, p = stats.survives_longer(first, second, 4)
+    if np.isnan(z):
+        assert p == 1.0
+    else:
+        assert p == pytest.approx(_brute_force_survival_p(first, second, 4), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_survival_p_is_close_to_the_asymptotic_one_in_large_samples(seed):
+    rng = np.random.default_rng(seed)
+    first, second = (np.minimum(rng.geometric(rate, 150) - 1, 10).tolist() for rate in (0.10, 0.13))
+    collapsed = lambda rounds: [r + 1 for r in rounds if r < 10]  # noqa: E731
+    censored = lambda rounds: [10] * sum(r == 10 for r in rounds)  # noqa: E731
+    asymptotic = scipy_stats.logrank(*(scipy_stats.CensoredData(uncensored=collapsed(r), right=censored(r)) for r in (first, second)),
+                                     alternative="less").pvalue  # fmt: skip
+    assert stats.survives_longer(first, second, 10)[1] == pytest.approx(asymptotic, abs=0.02)
+
+
+# -- Mann-Whitney under ties ---------------------------------------------------------------------------
+
+
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=5),
+       st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=5))  # fmt: skip
+def test_mann_whitney_p_is_scipys_exhaustive_permutation_p_under_ties(first, second):
+    if np.ptp(first + second) == 0:
+        assert stats.stochastically_greater(first, second) == 1.0
+        return
+    exhaustive = scipy_stats.mannwhitneyu(first, second, alternative="greater",
+                                          method=scipy_stats.PermutationMethod(n_resamples=np.inf)).pvalue  # fmt: skip
+    assert stats.stochastically_greater(first, second) == pytest.approx(exhaustive, rel=1e-9)
+
+
+def test_mann_whitney_p_is_scipys_exact_p_without_ties():
+    rng = np.random.default_rng(8)
+    first, second = rng.normal(0.3, 1, 12), rng.normal(0, 1, 15)
+    exact = scipy_stats.mannwhitneyu(first, second, alternative="greater", method="exact").pvalue
+    assert stats.stochastically_greater(first, second) == pytest.approx(exact, rel=1e-9)
+
+
+def test_mann_whitney_p_at_30_games_a_side_with_many_ties():
+    rng = np.random.default_rng(9)
+    first, second = rng.binomial(10, 0.55, 30) / 10, rng.binomial(10, 0.45, 30) / 10  # coordination rates per game
+    resamples = 20_000
+    permuted = scipy_stats.mannwhitneyu(first, second, alternative="greater",
+                                        method=scipy_stats.PermutationMethod(n_resamples=resamples, rng=np.random.default_rng(10))).pvalue  # fmt: skip
+    p = stats.stochastically_greater(first, second)
+    assert p == pytest.approx(permuted, abs=_monte_carlo_slack(p, resamples))
+
+
+# -- families of claims -------------------------------------------------------------------------------
+
+
+def test_holm_family_shows_each_claims_raw_and_adjusted_p():
+    family = stats.holm_family({"punishment": 0.01, "talk": 0.04, "cap": 0.03, "all": 0.005, "untested": float("nan")})
+    assert list(family) == ["punishment", "talk", "cap", "all", "untested"]
+    assert {name: raw for name, (raw, _) in family.items() if name != "untested"} == {"punishment": 0.01, "talk": 0.04, "cap": 0.03, "all": 0.005}
+    assert [family[name][1] for name in ("punishment", "talk", "cap", "all")] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert np.isnan(family["untested"][1])
+    assert stats.holm_family({}) == {}
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=12))
+def test_holm_family_is_the_step_down_formula(p_values):
+    family = stats.holm_family({f"claim {i}": p for i, p in enumerate(p_values)})
+    # Holm's adjusted p as multipletests(method="holm") computes it: sort, multiply by m, m-1, ..., 1,
+    # carry the running maximum, clip at 1, unsort.
+    order = np.argsort(p_values, kind="stable")
+    adjusted = np.empty(len(p_values))
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(np.asarray(p_values)[order] * np.arange(len(p_values), 0, -1)))
+    assert [a for _, a in family.values()] == pytest.approx(adjusted.tolist())
+    # And Holm's procedure: reject in order of p while p(i) <= alpha / (m - i), stop at the first that is not.
+    rejected, alpha = set(), 0.05
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (len(p_values) - rank):
+            break
+        rejected.add(f"claim {i}")
+    assert {name for name, (_, a) in family.items() if a <= alpha} == rejected
