@@ -127,10 +127,17 @@ def trend(rates: list[tuple[stats.Estimate, int]], scores) -> tuple[float, float
     """The exact trend test of cooperation over cells in the order of ``scores``: z, the one-sided p
     of a rise, the one-sided p of a fall (the contrary claim), z as the score's estimate over all
     the cells' answers, and their invalid count."""
-    successes, totals = [r.successes for r, _ in rates], [r.n for r, _ in rates]
-    z, rise = stats.trend_test(successes, totals, scores)
-    _, fall = stats.trend_test(successes, totals, [-x for x in scores])
+    successes, totals, scores = tuple(r.successes for r, _ in rates), tuple(r.n for r, _ in rates), tuple(scores)
+    z, rise = exact_trend(successes, totals, scores)
+    _, fall = exact_trend(successes, totals, tuple(-x for x in scores))
     return z, rise, fall, stats.Estimate(z, z, z, sum(totals)), sum(i for _, i in rates)
+
+
+@lru_cache(maxsize=None)
+def exact_trend(successes: tuple[int, ...], totals: tuple[int, ...], scores: tuple[float, ...]) -> tuple[float, float]:
+    """The exact trend test, once a process for each table: every member of a family computes the
+    whole family, and the exact distribution over eight cells of 120 takes a second or more."""
+    return stats.trend_test(successes, totals, scores)
 
 
 def role_trend(gaamas, version: str, labels: str):
