@@ -9,6 +9,7 @@ allow-list of system calls, the supervisor's checks, and the host's.
 """
 
 import os
+import resource
 import socket
 import textwrap
 import time
@@ -294,3 +295,31 @@ def test_no_file_is_ever_written_and_the_scratch_directory_goes():
     assert os.listdir(workdir) == []
     box.close()
     assert not os.path.exists(workdir)
+
+
+# -- the host around the sandbox --------------------------------------------------------------------
+
+
+def test_a_host_holding_more_than_1024_descriptors_still_runs_strategies():
+    """select() cannot watch a descriptor numbered 1,024 or more; a busy host holds that many."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1300:
+        pytest.skip(f"this host allows {hard} open descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    held = []
+    try:
+        held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+        with Sandbox("def f(x):\n    return x + 1", "f", ("x",), Limits(call_seconds=0.3)) as box:
+            box.start(seed=1)
+            assert box._process.stdout.fileno() > 1024, "the sandbox's pipes are low: this test would prove nothing"
+            assert box.call(1) == 2
+            box.finish()
+        with Sandbox("def f(x):\n    while True:\n        pass", "f", ("x",), Limits(call_seconds=0.3)) as box:
+            box.start(seed=1)
+            with pytest.raises(StrategyFailure, match="timeout"):
+                box.call(1)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+

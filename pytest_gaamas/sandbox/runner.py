@@ -59,8 +59,8 @@ SYSCALLS = {
     # the supervisor's own: pipes, forking and reaping its children, deadlines, limits
     "pipe2": (293, 59), "dup": (32, 23), "dup3": (292, 24), "dup2": (33, None), "fcntl": (72, 25),
     "clone": (56, 220), "wait4": (61, 260), "waitid": (247, 95), "kill": (62, 129), "prctl": (157, 167),
-    "prlimit64": (302, 261), "setrlimit": (160, 164), "getrlimit": (97, 163), "select": (23, None),
-    "pselect6": (270, 72), "poll": (7, None), "ppoll": (271, 73), "getppid": (110, 173),
+    "prlimit64": (302, 261), "setrlimit": (160, 164), "getrlimit": (97, 163),
+    "poll": (7, None), "ppoll": (271, 73), "getppid": (110, 173),
     "close_range": (436, 436), "set_robust_list": (273, 99), "rseq": (334, 293), "set_tid_address": (218, 96),
     "getuid": (102, 174), "geteuid": (107, 175), "getgid": (104, 176), "getegid": (108, 177),
     "nanosleep": (35, 101), "clock_nanosleep": (230, 115), "uname": (63, 160),
@@ -685,6 +685,8 @@ class LineReader:
     def __init__(self, fd):
         self.fd = fd
         self.buffer = b""
+        self.readable = select.poll()
+        self.readable.register(fd, select.POLLIN)
 
     def line(self, deadline, limit):
         while b"\n" not in self.buffer:
@@ -694,8 +696,7 @@ class LineReader:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError
-                ready, _, _ = select.select([self.fd], [], [], remaining)
-                if not ready:
+                if not self.readable.poll(remaining * 1000):
                     continue
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
@@ -715,7 +716,7 @@ class LineReader:
         left = bool(self.buffer)
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            if remaining <= 0 or not self.readable.poll(remaining * 1000):
                 return left
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
