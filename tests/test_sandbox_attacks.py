@@ -10,13 +10,19 @@ allow-list of system calls, the supervisor's checks, and the host's.
 
 import os
 import resource
+import shutil
 import socket
+import subprocess
+import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from pytest_gaamas.sandbox import Limits, Sandbox, StrategyFailure
+
+ROOT = str(Path(__file__).resolve().parents[1])
 
 DISARMED = """
 import random
@@ -322,4 +328,56 @@ def test_a_host_holding_more_than_1024_descriptors_still_runs_strategies():
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+#: Run as the process that inherits every orphan (PID 1 of a container, or a subreaper): strategies
+#: that time out, on the supervisor's clock and on the host's, and one that passes; then the zombies
+#: among its children are counted, without reaping them.
+ORPHANS_HOST = """
+import ctypes, os, sys
+from pytest_gaamas.sandbox import Limits, Sandbox, StrategyFailure
+
+if sys.argv[1] == "subreaper":
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+else:
+    assert os.getpid() == 1, os.getpid()
+loop = "def f(x):\\n    while True:\\n        pass"
+for limits in (Limits(call_seconds=0.3), Limits(call_seconds=10, total_seconds=3), Limits(call_seconds=0.3)):
+    with Sandbox(loop, "f", ("x",), limits) as box:
+        try:
+            box.start(seed=1)
+            box.call(1)
+        except StrategyFailure as failure:
+            assert failure.kind == "timeout", failure.reason
+with Sandbox("def f(x):\\n    return x", "f", ("x",)) as box:
+    for trial in range(3):
+        box.start(seed=trial)
+        assert box.call(trial) == trial
+    box.finish()
+zombies = []
+for entry in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{entry}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        continue
+    if fields[0] == "Z" and int(fields[1]) == os.getpid():
+        zombies.append(entry)
+print("zombies:", len(zombies))
+"""
+
+
+@pytest.mark.parametrize("host", ["subreaper", "pid 1"])
+def test_a_host_that_inherits_orphans_is_left_no_zombies(host):
+    """A container's PID 1 (and any subreaper) becomes the parent of the sandbox's processes once
+    their supervisor is killed: what the sandbox started, it must also wait for."""
+    command = [sys.executable, "-c", ORPHANS_HOST, host]
+    if host == "pid 1":
+        if os.getuid() != 0 or not shutil.which("unshare"):
+            pytest.skip("a PID namespace needs root and unshare(1)")
+        command = ["unshare", "--fork", "--pid", "--mount-proc", *command]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "zombies: 0"
 

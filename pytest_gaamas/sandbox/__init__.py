@@ -45,6 +45,9 @@ KINDS = (
 )
 #: The layer the sandbox will not run without: the kernel's allow-list of system calls.
 REQUIRED_LAYER = "seccomp"
+#: How long the host waits for the sandbox's processes that it inherits when their supervisor dies
+#: (they die with it, killed by the kernel, in well under this).
+ORPHANS_SECONDS = 5.0
 MAX_VALUE_DEPTH = 32
 
 
@@ -173,6 +176,7 @@ class Sandbox:
         )
         self._answers.register(self._process.stdout.fileno(), select.POLLIN)
         setup = {
+            "host": os.getpid(),
             "workdir": self._workdir,
             "modules": list(ALLOWED_MODULES),
             "memory_bytes": self.limits.memory_bytes,
@@ -260,6 +264,7 @@ class Sandbox:
         except subprocess.TimeoutExpired:
             self._kill()
             return StrategyFailure("crashed", "the strategy's process stopped answering")
+        self._reap_orphans()
         if code == -signal.SIGXCPU:
             return StrategyFailure("CPU limit", f"more than {self.limits.supervisor_cpu_seconds} CPU seconds in all")
         if code == -signal.SIGSYS:
@@ -273,13 +278,30 @@ class Sandbox:
         return failure
 
     def _kill(self) -> None:
-        if self._process is None or self._process.poll() is not None:
+        if self._process is None:
             return
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            self._process.kill()
-        self._process.wait()
+        if self._process.poll() is None:
+            try:
+                os.killpg(self._process.pid, signal.SIGKILL)  # while its group id cannot be anyone else's
+            except (ProcessLookupError, PermissionError):
+                self._process.kill()
+            self._process.wait()
+        self._reap_orphans()
+
+    def _reap_orphans(self) -> None:
+        """Where the host is PID 1 (a container) or a subreaper, the processes of a supervisor that died
+        become the host's own children, and stay zombies for the host's whole life unless waited for.
+        Only the sandbox's own process group is waited for; elsewhere that is no child at all."""
+        deadline = time.monotonic() + ORPHANS_SECONDS
+        while True:
+            try:
+                pid, _ = os.waitpid(-self._process.pid, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.001)
 
 
 #: What each trial's process adds to the supervisor's layers (runner.CHILD_LAYERS).

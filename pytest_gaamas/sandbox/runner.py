@@ -133,9 +133,7 @@ def main():
 
 
 def confine(setup, seccomp):
-    seccomp.die_with_parent()
-    if os.getppid() == 1:
-        os._exit(0)  # the host is already gone
+    seccomp.die_with_parent(setup["host"])
     layers = []
     memory = setup["memory_bytes"]
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -209,8 +207,12 @@ class Seccomp:
             return False
         return self.libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.ctypes.byref(program), 0, 0) == 0
 
-    def die_with_parent(self):
+    def die_with_parent(self, parent):
+        """Killed when ``parent`` ends; and at once if it already has. Compared with the parent's own
+        pid, not with 1: in a container the host may itself be PID 1."""
         self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(0)
 
 
 class Supervisor:
@@ -278,10 +280,12 @@ class Supervisor:
     def start_child(self, request):
         to_child, requests_fd = os.pipe()
         answers_fd, from_child = os.pipe()
+        supervisor = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(requests_fd)
             os.close(answers_fd)
+            self.seccomp.die_with_parent(supervisor)
             child_main(to_child, from_child, self.setup, self.code, request, self.seccomp, self.child_filter)
         os.close(to_child)
         os.close(from_child)
@@ -472,7 +476,6 @@ def child_main(requests_fd, answers_fd, setup, code, request, seccomp, child_fil
         os.dup2(requests_fd, 0)
         os.dup2(answers_fd, 1)
         os.closerange(3, 1 << 10)
-        seccomp.die_with_parent()
         cpu = setup["trial_cpu_seconds"]
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         layers = ["fresh process"]
