@@ -11,9 +11,11 @@ allow-list of system calls, the supervisor's checks, and the host's.
 import os
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -381,3 +383,49 @@ def test_a_host_that_inherits_orphans_is_left_no_zombies(host):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "zombies: 0"
 
+
+#: A host that starts a strategy and is then killed with SIGKILL, before it can remove anything.
+KILLED_HOST = """
+import os, signal, sys
+from pytest_gaamas.sandbox import Sandbox
+
+box = Sandbox("def f(x):\\n    return x", "f", ("x",))
+box.start(seed=1)
+assert box.call(1) == 1
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_folders_of_a_killed_run_are_removed_at_the_next_start_and_no_live_runs(tmp_path, monkeypatch):
+    environment = {**os.environ, "TMPDIR": str(tmp_path),
+                   "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}  # fmt: skip
+
+    def killed_run() -> set[str]:
+        """Starts a host that is killed mid-strategy; the folders it found at its start and left at its death."""
+        before = {p.name for p in tmp_path.iterdir()}
+        killed = subprocess.run([sys.executable, "-c", KILLED_HOST], capture_output=True, text=True, timeout=60, env=environment)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+        return {p.name for p in tmp_path.iterdir()} - before
+
+    first = killed_run()
+    assert len(first) == 1 and next(iter(first)).startswith("gaamas-strategy-"), first
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with Sandbox("def f(x):\n    return x", "f", ("x",)) as live:
+        live.start(seed=1)
+        live_folder = os.path.basename(live._workdir)
+        assert {p.name for p in tmp_path.iterdir()} == {live_folder}, "this run's start left a killed run's folder"
+        second = killed_run()  # its start meets a live run's folder
+        outside = tmp_path.parent / f"{tmp_path.name}-outside"
+        outside.mkdir()
+        (outside / "keep").write_text("x")
+        (tmp_path / "gaamas-strategy-link").symlink_to(outside)
+        kept = {live_folder, "gaamas-strategy-link"}
+        if os.getuid() == 0:  # and a folder of another user's, of that name
+            (tmp_path / "gaamas-strategy-other").mkdir()
+            os.chown(tmp_path / "gaamas-strategy-other", 4242, 4242)
+            kept.add("gaamas-strategy-other")
+        third = killed_run()  # its start meets a killed run's folder, a live run's, and those
+        assert {p.name for p in tmp_path.iterdir()} == kept | third
+        assert not second & third and len(third) == 1
+        assert live.call(1) == 1, "a live run's folder was touched"
+    assert (outside / "keep").read_text() == "x"
