@@ -1,6 +1,7 @@
 """Speed figures of pytest-gaamas. Prints numbers; asserts nothing (targets are read, not tested).
 
-    python benchmarks/bench.py
+    python benchmarks/bench.py            # everything
+    python benchmarks/bench.py sandbox    # the strategy sandbox's figures alone (seconds, not minutes)
 
 - plugin overhead per trial: one GARP trial (25 decisions, parsing, CCEI, journal line) played by
   reference:rational, which answers instantly, so what is timed is the plugin itself (target < 1 ms);
@@ -193,7 +194,30 @@ def run_comparison() -> float:
     return best_of(3, lambda: compare.compare(old, new, {"": 0.1}))
 
 
+def sandbox_rows() -> tuple[list[tuple[str, float, str, str]], tuple[str, ...]]:
+    per_call, layers = sandbox_call()
+    rows = [
+        ("strategy sandbox: start the confined supervisor and the first trial", sandbox_start() * 1e3, "ms", ""),
+        ("strategy sandbox: start a further trial (fresh process)", sandbox_trial_start() * 1e3, "ms", ""),
+        ("strategy sandbox: one call, process up", per_call * 1e3, "ms", "< 5 ms"),
+        ("strategy: 30 games of 10 rounds (300 calls, 30 fresh processes)", strategy_game(), "s", ""),
+    ]
+    return rows, layers
+
+
+def print_rows(rows: list[tuple[str, float, str, str]], layers: tuple[str, ...]) -> None:
+    width = max(len(r[0]) for r in rows)
+    for name, value, unit, target in rows:
+        print(f"{name:<{width}}  {value:8.3f} {unit:<2}  {('target ' + target) if target else ''}")
+    print(f"sandbox layers up on this machine: {', '.join(layers)}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["sandbox"]:
+        print_rows(*sandbox_rows())
+        return
+    if sys.argv[1:]:
+        sys.exit("usage: python benchmarks/bench.py [sandbox]")
     rows = [
         ("plugin overhead per trial (reference agent, 25 decisions)", plugin_overhead_per_trial() * 1e3, "ms", "< 1 ms"),
         ("replay of one recorded exchange (openai client + vcrpy)", replay_per_exchange() * 1e3, "ms", ""),
@@ -202,14 +226,9 @@ def main() -> None:
         ("CCEI, T = 25", ccei_time(25) * 1e3, "ms", "< 1 ms"),
         ("CCEI, T = 1,000", ccei_time(1000), "s", "< 1 s"),
     ]
-    per_call, layers = sandbox_call()
-    rows += [
-        ("strategy sandbox: start the confined supervisor and the first trial", sandbox_start() * 1e3, "ms", ""),
-        ("strategy sandbox: start a further trial (fresh process)", sandbox_trial_start() * 1e3, "ms", ""),
-        ("strategy sandbox: one call, process up", per_call * 1e3, "ms", "< 5 ms"),
-        ("strategy: 30 games of 10 rounds (300 calls, 30 fresh processes)", strategy_game(), "s", ""),
-        ("parse the slowest hostile 32 KB reply (answer and code)", hostile_reply_parse() * 1e3, "ms", "< 50 ms"),
-    ]
+    sandbox, layers = sandbox_rows()
+    rows += sandbox
+    rows.append(("parse the slowest hostile 32 KB reply (answer and code)", hostile_reply_parse() * 1e3, "ms", "< 50 ms"))
     rows += [
         ("fidelity: 30 choices vs 13,232 people (W1, bound, permutation test)", fidelity_comparison() * 1e3, "ms", "< 1000 ms"),
         ("compare two saved runs of 1,000 cells (tests + Holm)", run_comparison(), "s", "< 5 s"),
@@ -223,10 +242,7 @@ def main() -> None:
     sizes = cassette_megabytes()
     rows += [(f"cassettes of {model}", size, "MB", "") for model, size in sizes.items()]
     rows.append(("cassettes, whole suite", sum(sizes.values()), "MB", "< 30 MB"))
-    width = max(len(r[0]) for r in rows)
-    for name, value, unit, target in rows:
-        print(f"{name:<{width}}  {value:8.3f} {unit:<2}  {('target ' + target) if target else ''}")
-    print(f"sandbox layers up on this machine: {', '.join(layers)}")
+    print_rows(rows, layers)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,22 @@ allow-list of system calls, the supervisor's checks, and the host's.
 """
 
 import os
+import resource
+import shutil
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from pytest_gaamas.sandbox import Limits, Sandbox, StrategyFailure
+
+ROOT = str(Path(__file__).resolve().parents[1])
 
 DISARMED = """
 import random
@@ -294,3 +303,129 @@ def test_no_file_is_ever_written_and_the_scratch_directory_goes():
     assert os.listdir(workdir) == []
     box.close()
     assert not os.path.exists(workdir)
+
+
+# -- the host around the sandbox --------------------------------------------------------------------
+
+
+def test_a_host_holding_more_than_1024_descriptors_still_runs_strategies():
+    """select() cannot watch a descriptor numbered 1,024 or more; a busy host holds that many."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1300:
+        pytest.skip(f"this host allows {hard} open descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    held = []
+    try:
+        held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+        with Sandbox("def f(x):\n    return x + 1", "f", ("x",), Limits(call_seconds=0.3)) as box:
+            box.start(seed=1)
+            assert box._process.stdout.fileno() > 1024, "the sandbox's pipes are low: this test would prove nothing"
+            assert box.call(1) == 2
+            box.finish()
+        with Sandbox("def f(x):\n    while True:\n        pass", "f", ("x",), Limits(call_seconds=0.3)) as box:
+            box.start(seed=1)
+            with pytest.raises(StrategyFailure, match="timeout"):
+                box.call(1)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+#: Run as the process that inherits every orphan (PID 1 of a container, or a subreaper): strategies
+#: that time out, on the supervisor's clock and on the host's, and one that passes; then the zombies
+#: among its children are counted, without reaping them.
+ORPHANS_HOST = """
+import ctypes, os, sys
+from pytest_gaamas.sandbox import Limits, Sandbox, StrategyFailure
+
+if sys.argv[1] == "subreaper":
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+else:
+    assert os.getpid() == 1, os.getpid()
+loop = "def f(x):\\n    while True:\\n        pass"
+for limits in (Limits(call_seconds=0.3), Limits(call_seconds=10, total_seconds=3), Limits(call_seconds=0.3)):
+    with Sandbox(loop, "f", ("x",), limits) as box:
+        try:
+            box.start(seed=1)
+            box.call(1)
+        except StrategyFailure as failure:
+            assert failure.kind == "timeout", failure.reason
+with Sandbox("def f(x):\\n    return x", "f", ("x",)) as box:
+    for trial in range(3):
+        box.start(seed=trial)
+        assert box.call(trial) == trial
+    box.finish()
+zombies = []
+for entry in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{entry}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        continue
+    if fields[0] == "Z" and int(fields[1]) == os.getpid():
+        zombies.append(entry)
+print("zombies:", len(zombies))
+"""
+
+
+@pytest.mark.parametrize("host", ["subreaper", "pid 1"])
+def test_a_host_that_inherits_orphans_is_left_no_zombies(host):
+    """A container's PID 1 (and any subreaper) becomes the parent of the sandbox's processes once
+    their supervisor is killed: what the sandbox started, it must also wait for."""
+    command = [sys.executable, "-c", ORPHANS_HOST, host]
+    if host == "pid 1":
+        if os.getuid() != 0 or not shutil.which("unshare"):
+            pytest.skip("a PID namespace needs root and unshare(1)")
+        command = ["unshare", "--fork", "--pid", "--mount-proc", *command]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "zombies: 0"
+
+
+#: A host that starts a strategy and is then killed with SIGKILL, before it can remove anything.
+KILLED_HOST = """
+import os, signal, sys
+from pytest_gaamas.sandbox import Sandbox
+
+box = Sandbox("def f(x):\\n    return x", "f", ("x",))
+box.start(seed=1)
+assert box.call(1) == 1
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_folders_of_a_killed_run_are_removed_at_the_next_start_and_no_live_runs(tmp_path, monkeypatch):
+    environment = {**os.environ, "TMPDIR": str(tmp_path),
+                   "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}  # fmt: skip
+
+    def killed_run() -> set[str]:
+        """Starts a host that is killed mid-strategy; the folders it found at its start and left at its death."""
+        before = {p.name for p in tmp_path.iterdir()}
+        killed = subprocess.run([sys.executable, "-c", KILLED_HOST], capture_output=True, text=True, timeout=60, env=environment)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+        return {p.name for p in tmp_path.iterdir()} - before
+
+    first = killed_run()
+    assert len(first) == 1 and next(iter(first)).startswith("gaamas-strategy-"), first
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with Sandbox("def f(x):\n    return x", "f", ("x",)) as live:
+        live.start(seed=1)
+        live_folder = os.path.basename(live._workdir)
+        assert {p.name for p in tmp_path.iterdir()} == {live_folder}, "this run's start left a killed run's folder"
+        second = killed_run()  # its start meets a live run's folder
+        outside = tmp_path.parent / f"{tmp_path.name}-outside"
+        outside.mkdir()
+        (outside / "keep").write_text("x")
+        (tmp_path / "gaamas-strategy-link").symlink_to(outside)
+        kept = {live_folder, "gaamas-strategy-link"}
+        if os.getuid() == 0:  # and a folder of another user's, of that name
+            (tmp_path / "gaamas-strategy-other").mkdir()
+            os.chown(tmp_path / "gaamas-strategy-other", 4242, 4242)
+            kept.add("gaamas-strategy-other")
+        third = killed_run()  # its start meets a killed run's folder, a live run's, and those
+        assert {p.name for p in tmp_path.iterdir()} == kept | third
+        assert not second & third and len(third) == 1
+        assert live.call(1) == 1, "a live run's folder was touched"
+    assert (outside / "keep").read_text() == "x"

@@ -20,6 +20,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -45,7 +46,15 @@ KINDS = (
 )
 #: The layer the sandbox will not run without: the kernel's allow-list of system calls.
 REQUIRED_LAYER = "seccomp"
+#: How long the host waits for the sandbox's processes that it inherits when their supervisor dies
+#: (they die with it, killed by the kernel, in well under this).
+ORPHANS_SECONDS = 5.0
 MAX_VALUE_DEPTH = 32
+#: Each supervisor's throw-away folder, in the temporary folder: ``gaamas-strategy-XXXXXXXX``.
+WORKDIR_PREFIX = "gaamas-strategy-"
+NOBODY = 65534
+#: The temporary folders this process has swept of what killed runs left.
+_swept: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,8 @@ class Sandbox:
         self.calls = 0
         self._process: subprocess.Popen | None = None
         self._workdir: str | None = None
+        self._workdir_lock: int | None = None
+        self._answers = select.poll()  # poll, not select: a busy host's descriptors are numbered past 1,024
         self._buffer = b""
         self._received = 0
         self._deadline = 0.0
@@ -151,13 +162,16 @@ class Sandbox:
         if self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+        if self._workdir_lock is not None:
+            os.close(self._workdir_lock)
+            self._workdir_lock = None
 
     # -- the process ---------------------------------------------------------------------------
 
     def _spawn(self) -> None:
-        self._workdir = tempfile.mkdtemp(prefix="gaamas-strategy-")
+        self._workdir, self._workdir_lock = locked_workdir()
         if os.getuid() == 0:
-            os.chown(self._workdir, 65534, 65534)
+            os.chown(self._workdir, NOBODY, NOBODY)
             os.chmod(self._workdir, 0o500)  # nobody may look, nobody may write
         self._deadline = time.monotonic() + self.limits.total_seconds
         self._process = subprocess.Popen(
@@ -170,7 +184,9 @@ class Sandbox:
             start_new_session=True,  # its own process group, killed whole
             close_fds=True,
         )
+        self._answers.register(self._process.stdout.fileno(), select.POLLIN)
         setup = {
+            "host": os.getpid(),
             "workdir": self._workdir,
             "modules": list(ALLOWED_MODULES),
             "memory_bytes": self.limits.memory_bytes,
@@ -226,8 +242,7 @@ class Sandbox:
                 if over_budget:
                     raise self._fail(StrategyFailure("timeout", f"used its whole budget of {self.limits.total_seconds:g} s"))
                 raise self._fail(StrategyFailure("timeout", f"no answer within {timeout:g} s"))
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
+            if not self._answers.poll(remaining * 1000):
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -259,6 +274,7 @@ class Sandbox:
         except subprocess.TimeoutExpired:
             self._kill()
             return StrategyFailure("crashed", "the strategy's process stopped answering")
+        self._reap_orphans()
         if code == -signal.SIGXCPU:
             return StrategyFailure("CPU limit", f"more than {self.limits.supervisor_cpu_seconds} CPU seconds in all")
         if code == -signal.SIGSYS:
@@ -272,13 +288,87 @@ class Sandbox:
         return failure
 
     def _kill(self) -> None:
-        if self._process is None or self._process.poll() is not None:
+        if self._process is None:
             return
+        if self._process.poll() is None:
+            try:
+                os.killpg(self._process.pid, signal.SIGKILL)  # while its group id cannot be anyone else's
+            except (ProcessLookupError, PermissionError):
+                self._process.kill()
+            self._process.wait()
+        self._reap_orphans()
+
+    def _reap_orphans(self) -> None:
+        """Where the host is PID 1 (a container) or a subreaper, the processes of a supervisor that died
+        become the host's own children, and stay zombies for the host's whole life unless waited for.
+        Only the sandbox's own process group is waited for; elsewhere that is no child at all."""
+        deadline = time.monotonic() + ORPHANS_SECONDS
+        while True:
+            try:
+                pid, _ = os.waitpid(-self._process.pid, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.001)
+
+
+def locked_workdir() -> tuple[str, int]:
+    """A new empty folder for a supervisor, and a descriptor that holds its lock for as long as this
+    process keeps it open: the kernel lets go of the lock when the process ends, however it ends, so a
+    folder nobody holds is one a killed run left. The temporary folder is swept of those first."""
+    folder = tempfile.gettempdir()
+    if folder not in _swept:
+        _swept.add(folder)
+        remove_stale_workdirs(folder)
+    while True:
+        path = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
         try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            self._process.kill()
-        self._process.wait()
+            lock = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue  # another process's sweep took it before it was locked
+        try:
+            # Locked, and still the folder of that name: a sweep removes a folder only while it holds its lock.
+            if _lock(lock) and os.path.samestat(os.fstat(lock), os.lstat(path)):
+                return path, lock
+        except FileNotFoundError:
+            pass
+        os.close(lock)
+
+
+def remove_stale_workdirs(folder: str) -> None:
+    """Remove the supervisors' folders that no live process holds locked. Only folders of this
+    user's (or of ``nobody``, to whom root gives them) are looked at; a symbolic link, or a name
+    that changed what it points at while it was looked at, is left alone, and nothing is followed."""
+    owners = {os.geteuid()} | ({NOBODY} if os.geteuid() == 0 else set())
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.name.startswith(WORKDIR_PREFIX)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            status = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(status.st_mode) or status.st_uid not in owners:
+                continue
+            lock = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            if os.path.samestat(status, os.fstat(lock)) and _lock(lock):
+                shutil.rmtree(entry.path, ignore_errors=True)  # rmtree itself never follows a link
+        finally:
+            os.close(lock)
+
+
+def _lock(fd: int) -> bool:
+    import fcntl  # POSIX only, like every use of the sandbox; importing the package needs none
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 #: What each trial's process adds to the supervisor's layers (runner.CHILD_LAYERS).

@@ -59,8 +59,8 @@ SYSCALLS = {
     # the supervisor's own: pipes, forking and reaping its children, deadlines, limits
     "pipe2": (293, 59), "dup": (32, 23), "dup3": (292, 24), "dup2": (33, None), "fcntl": (72, 25),
     "clone": (56, 220), "wait4": (61, 260), "waitid": (247, 95), "kill": (62, 129), "prctl": (157, 167),
-    "prlimit64": (302, 261), "setrlimit": (160, 164), "getrlimit": (97, 163), "select": (23, None),
-    "pselect6": (270, 72), "poll": (7, None), "ppoll": (271, 73), "getppid": (110, 173),
+    "prlimit64": (302, 261), "setrlimit": (160, 164), "getrlimit": (97, 163),
+    "poll": (7, None), "ppoll": (271, 73), "getppid": (110, 173),
     "close_range": (436, 436), "set_robust_list": (273, 99), "rseq": (334, 293), "set_tid_address": (218, 96),
     "getuid": (102, 174), "geteuid": (107, 175), "getgid": (104, 176), "getegid": (108, 177),
     "nanosleep": (35, 101), "clock_nanosleep": (230, 115), "uname": (63, 160),
@@ -133,9 +133,7 @@ def main():
 
 
 def confine(setup, seccomp):
-    seccomp.die_with_parent()
-    if os.getppid() == 1:
-        os._exit(0)  # the host is already gone
+    seccomp.die_with_parent(setup["host"])
     layers = []
     memory = setup["memory_bytes"]
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -209,8 +207,12 @@ class Seccomp:
             return False
         return self.libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.ctypes.byref(program), 0, 0) == 0
 
-    def die_with_parent(self):
+    def die_with_parent(self, parent):
+        """Killed when ``parent`` ends; and at once if it already has. Compared with the parent's own
+        pid, not with 1: in a container the host may itself be PID 1."""
         self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(0)
 
 
 class Supervisor:
@@ -278,10 +280,12 @@ class Supervisor:
     def start_child(self, request):
         to_child, requests_fd = os.pipe()
         answers_fd, from_child = os.pipe()
+        supervisor = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(requests_fd)
             os.close(answers_fd)
+            self.seccomp.die_with_parent(supervisor)
             child_main(to_child, from_child, self.setup, self.code, request, self.seccomp, self.child_filter)
         os.close(to_child)
         os.close(from_child)
@@ -472,7 +476,6 @@ def child_main(requests_fd, answers_fd, setup, code, request, seccomp, child_fil
         os.dup2(requests_fd, 0)
         os.dup2(answers_fd, 1)
         os.closerange(3, 1 << 10)
-        seccomp.die_with_parent()
         cpu = setup["trial_cpu_seconds"]
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         layers = ["fresh process"]
@@ -685,6 +688,8 @@ class LineReader:
     def __init__(self, fd):
         self.fd = fd
         self.buffer = b""
+        self.readable = select.poll()
+        self.readable.register(fd, select.POLLIN)
 
     def line(self, deadline, limit):
         while b"\n" not in self.buffer:
@@ -694,8 +699,7 @@ class LineReader:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError
-                ready, _, _ = select.select([self.fd], [], [], remaining)
-                if not ready:
+                if not self.readable.poll(remaining * 1000):
                     continue
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
@@ -715,7 +719,7 @@ class LineReader:
         left = bool(self.buffer)
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            if remaining <= 0 or not self.readable.poll(remaining * 1000):
                 return left
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
