@@ -342,3 +342,17 @@ def test_safe_yaml_is_total(text):
         safeyaml.load(text)
     except safeyaml.YAMLRefused as error:
         assert str(error) and "\n" not in str(error)
+
+
+def test_no_vcrpy_that_loads_cassettes_with_an_unsafe_yaml_loader_is_admitted():
+    """vcrpy before 8.2.1 read cassettes with PyYAML's full loader, which builds any Python object a
+    cassette names (GHSA-rpj2-4hq8-938g). The suite reads them itself, but vcrpy is there too."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    (vcrpy,) = [Requirement(r) for r in pyproject["project"]["dependencies"] if Requirement(r).name == "vcrpy"]
+    assert not any(vcrpy.specifier.contains(unsafe) for unsafe in ("7.0.0", "8.0.0", "8.2.0"))
+    assert vcrpy.specifier.contains("8.2.1") and vcrpy.specifier.contains(version("vcrpy"))
