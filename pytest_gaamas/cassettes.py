@@ -15,18 +15,24 @@ What keeps recordings safe:
   says ``--gaamas-replace-recorded``; nothing is replaced then, and the new answers stay in the
   item's journal (:mod:`pytest_gaamas.journal`), which also holds every finished trial's exchanges,
   so a trial answered before a crash reaches the cassette when the item is next run;
-- a cassette that cannot be read or written is one line naming the file and saying what to do.
+- a cassette that cannot be read or written is one line naming the file and saying what to do;
+- a cassette is read within bounds before it is parsed, as anyone may have edited it: at most
+  :data:`MAX_CASSETTE_BYTES`, also once decompressed, a regular file (never a FIFO that would block),
+  YAML read by :mod:`pytest_gaamas.safeyaml` (no recursion, no depth past 64, no alias, no object
+  tags), and every exchange rebuilt from the fields replay reads, each checked for its type.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import copy
+import gzip
+import io
 import json
 import os
 import tempfile
 import threading
+import zlib
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -37,9 +43,10 @@ import yaml
 from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
 from vcr.request import Request
-from vcr.serialize import deserialize, serialize
+from vcr.serialize import serialize
 from vcr.serializers import compat
 
+from . import safejson, safeyaml
 from .errors import GaamasError, UnreadableFile, UnwritableOutput
 from .redact import redact_url
 
@@ -52,6 +59,8 @@ RECORD_MODES = {
 KEPT_HEADERS = frozenset({"content-type"})
 MATCHER = "gaamas_json_request"
 RESTORE_HINT = "restore it with `git checkout -- {path}`, or record it again with --gaamas-record=all"
+#: What a cassette's YAML may weigh, read or decompressed: 16 times the largest shipped one.
+MAX_CASSETTE_BYTES = 32 << 20
 
 
 class RecordingRefused(GaamasError):
@@ -109,21 +118,23 @@ class SafePersister:
     def load_cassette(self, cassette_path, serializer):
         if self.record_mode == "all":
             raise CassetteNotFoundError()
-        return read_interactions(Path(cassette_path), serializer)
+        return read_interactions(Path(cassette_path))
 
     def save_cassette(self, cassette_path, cassette_dict, serializer):
+        if self.record_mode == "none":
+            return  # replay only writes nothing, whatever reached the tape
         path = Path(cassette_path)
         try:
             if self.record_mode == "all" and not self.replace_recorded and path.is_file():
-                self._refuse_if_dropping(path, cassette_dict, serializer)
+                self._refuse_if_dropping(path, cassette_dict)
             text = serialize(cassette_dict, serializer)
             write_atomically(path, gzip.compress(text.encode("utf-8"), mtime=0) if is_compressed(path) else text, what="cassette")
         except GaamasError as error:
             self.error = error
 
     @staticmethod
-    def _refuse_if_dropping(path: Path, cassette_dict, serializer) -> None:
-        old_requests, _, *_ = read_interactions(path, serializer)
+    def _refuse_if_dropping(path: Path, cassette_dict) -> None:
+        old_requests, _, *_ = read_interactions(path)
         new = {request_key(r) for r in cassette_dict["requests"]}
         dropped = sum(request_key(r) not in new for r in old_requests)
         if dropped:
@@ -147,25 +158,95 @@ def is_compressed(path: Path) -> bool:
     return path.name.endswith(".gz")
 
 
-def read_interactions(path: Path, serializer) -> tuple:
-    """(requests, responses[, metadata]) of the cassette at ``path``, or one clear line."""
-    if not path.is_file():
+def read_interactions(path: Path) -> tuple:
+    """(requests, responses[, metadata]) of the cassette at ``path``, or one clear line. Its YAML is
+    read by :mod:`pytest_gaamas.safeyaml`, never by vcrpy's serializer, whose loaders recurse (and,
+    before vcrpy 8.2.1, would construct any Python object)."""
+    if path.is_dir():  # no cassette yet; writing one there will say what is wrong
         raise CassetteNotFoundError()
     hint = RESTORE_HINT.format(path=path)
     try:
-        raw = path.read_bytes()
-        text = (gzip.decompress(raw) if is_compressed(path) else raw).decode("utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raw = safejson.read_bytes(path, what="cassette", remedy=hint, limit=MAX_CASSETTE_BYTES)
+    except FileNotFoundError:
+        raise CassetteNotFoundError() from None
+    try:
+        text = (gunzip(raw, MAX_CASSETTE_BYTES) if is_compressed(path) else raw).decode("utf-8")
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
         raise UnreadableFile(f"{path}: cannot read this cassette ({_reason(error)}); {hint}") from None
     if not text.strip():
         raise CassetteNotFoundError()
     try:
-        loaded = deserialize(text, serializer)
-        for response in loaded[1]:
-            response["status"]["code"], response["body"]["string"]  # noqa: B018 - the shape replay relies on
-    except (yaml.YAMLError, ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
-        raise UnreadableFile(f"{path}: not a readable cassette ({_reason(error)}); {hint}") from None
-    return loaded
+        data = safeyaml.load(text)
+        interactions = data.get("interactions") if isinstance(data, dict) else None
+        if not isinstance(interactions, list):
+            raise ValueError("no list of interactions")
+        requests, responses = [], []
+        for number, interaction in enumerate(interactions, 1):
+            try:
+                request, response = recorded_exchange(interaction)
+            except ValueError as error:
+                raise ValueError(f"interaction {number}: {error}") from None
+            requests.append(request)
+            responses.append(response)
+    except ValueError as error:  # safeyaml.YAMLRefused among them
+        raise UnreadableFile(f"{path}: not a readable cassette ({error}); {hint}") from None
+    metadata = data.get("metadata")
+    return (requests, responses, metadata) if isinstance(metadata, dict) and metadata else (requests, responses)
+
+
+def gunzip(data: bytes, limit: int) -> bytes:
+    """``data`` decompressed, if that makes at most ``limit`` bytes: a few kilobytes may inflate to
+    gigabytes, so it is never decompressed further than that."""
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        text = stream.read(limit + 1)
+    if len(text) > limit:
+        raise OSError(f"more than {limit:,} bytes once decompressed")
+    return text
+
+
+def recorded_exchange(exchange: Any) -> tuple[Request, dict]:
+    """A recorded exchange, ``{"request": ..., "response": ...}`` as a cassette or a journal holds
+    it, rebuilt from the fields a replay reads and nothing else, each of its type; or ValueError
+    saying what is wrong with it."""
+    if not isinstance(exchange, dict):
+        raise ValueError("an exchange that is not a mapping")
+    request, response = exchange.get("request"), exchange.get("response")
+    if not isinstance(request, dict):
+        raise ValueError("an exchange without its request")
+    method, uri, body = request.get("method"), request.get("uri"), request.get("body")
+    if not isinstance(method, str) or not isinstance(uri, str):
+        raise ValueError("a request without its method or URI")
+    if body is not None and not isinstance(body, (str, bytes)):
+        raise ValueError("a request whose body is not text")
+    if not isinstance(response, dict):
+        raise ValueError("an exchange without its response")
+    status = response.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    if type(code) is not int or not 100 <= code <= 599:
+        raise ValueError("a response without an HTTP status code")
+    message = status.get("message", "")
+    content = response.get("body").get("string") if isinstance(response.get("body"), dict) else None
+    if not isinstance(message, str) or not isinstance(content, (str, bytes)):
+        raise ValueError("a response without its body" if not isinstance(content, (str, bytes)) else "a status message that is not text")
+    try:
+        rebuilt_request = Request(method, uri, body, _headers(request.get("headers", {})))
+        content = content.encode("utf-8") if isinstance(content, str) else content
+    except UnicodeEncodeError:
+        raise ValueError("a body that is not UTF-8 text") from None
+    rebuilt_response = {"status": {"code": code, "message": message}, "headers": _headers(response.get("headers", {})), "body": {"string": content}}
+    return rebuilt_request, rebuilt_response
+
+
+def _headers(headers: Any) -> dict[str, list[str]]:
+    if not isinstance(headers, dict) or not all(isinstance(name, str) for name in headers):
+        raise ValueError("headers that are not a mapping of names")
+    rebuilt = {}
+    for name, values in headers.items():
+        values = [values] if isinstance(values, str) else values
+        if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+            raise ValueError(f"a header {name[:40]!r} that is not text")
+        rebuilt[name] = list(values)
+    return rebuilt
 
 
 def write_atomically(path: Path, text: str | bytes, *, what: str) -> None:

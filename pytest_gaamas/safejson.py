@@ -8,13 +8,17 @@ of at most :data:`MAX_INT_DIGITS` digits and at most ``max_depth`` levels of nes
 
 :func:`read_file` is the same for a file the suite reads (a journal, a saved run, ``model.json``):
 whatever is wrong with it comes back as one :class:`~pytest_gaamas.errors.UnreadableFile` line that
-names the file and says what to do.
+names the file and says what to do. :func:`read_bytes` reads any such file within a size limit and
+without ever blocking: a FIFO, a device or a socket where a file should be is refused, not read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -111,18 +115,59 @@ def _encodable(text: str) -> None:
             raise JSONError("text with an unpaired surrogate escape") from None
 
 
-def read_file(path: Path, *, what: str, remedy: str, max_depth: int = MAX_DEPTH) -> Any:
+#: What a small JSON file the suite reads (``model.json``) may weigh.
+MAX_FILE_BYTES = 1 << 20
+
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}  # fmt: skip
+
+
+def read_file(path: Path, *, what: str, remedy: str, max_depth: int = MAX_DEPTH, limit: int = MAX_FILE_BYTES) -> Any:
     """The JSON in ``path``, or one line naming the file, what is wrong, and ``remedy``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path, what=what, remedy=remedy, limit=limit).decode("utf-8")
     except FileNotFoundError:
         raise UnreadableFile(f"{path}: no such {what}; {remedy}") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
         raise UnreadableFile(f"{path}: cannot read this {what} ({_short(error)}); {remedy}") from None
     try:
         return loads(text, max_depth=max_depth)
     except JSONError as error:
         raise UnreadableFile(f"{path}: not a valid {what} ({error}); {remedy}") from None
+
+
+def read_bytes(path: Path, *, what: str, remedy: str, limit: int) -> bytes:
+    """The content of the regular file at ``path``, if it holds at most ``limit`` bytes. It never
+    blocks: the file is opened without waiting (a FIFO opens at once and is then refused) and is
+    checked to be a regular file before a byte is read. A missing file raises FileNotFoundError, for
+    the caller to say what that means; anything else wrong is one UnreadableFile line."""
+    try:
+        kind = _KINDS.get(stat.S_IFMT(os.stat(path).st_mode))
+        if kind is None:  # a regular file; a FIFO is not even opened
+            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise UnreadableFile(f"{path}: cannot read this {what} ({_short(error)}); {remedy}") from None
+    if kind is not None:
+        raise UnreadableFile(f"{path}: {kind}, not a {what}; {remedy}")
+    try:
+        size = os.fstat(descriptor)
+        if not stat.S_ISREG(size.st_mode):  # replaced between the look and the open
+            raise UnreadableFile(f"{path}: {_KINDS.get(stat.S_IFMT(size.st_mode), 'not a file')}, not a {what}; {remedy}")
+        if size.st_size > limit:
+            raise OSError(errno.EFBIG, f"{size.st_size:,} bytes, more than the {limit:,} a {what} may hold")
+        chunks, read = [], 0
+        while chunk := os.read(descriptor, min(1 << 20, limit + 1 - read)):  # it may grow while it is read
+            chunks.append(chunk)
+            read += len(chunk)
+            if read > limit:
+                raise OSError(errno.EFBIG, f"more than the {limit:,} bytes a {what} may hold")
+        return b"".join(chunks)
+    except OSError as error:
+        raise UnreadableFile(f"{path}: cannot read this {what} ({_short(error)}); {remedy}") from None
+    finally:
+        os.close(descriptor)
 
 
 def _short(error: BaseException) -> str:

@@ -2,10 +2,16 @@
 content gives a decision, an invalid answer with its reason, or one line naming the file, and never
 another exception. Fuzzed with hypothesis, and with the inputs that broke the parsers before."""
 
+import gzip
 import json
+import os
 import string
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -200,3 +206,153 @@ def test_a_damaged_file_read_as_json_is_one_line_naming_it(tmp_path_factory, con
         safejson.read_file(path, what="model description", remedy="restore it")
     except UnreadableFile as error:
         assert str(path) in str(error) and "restore it" in str(error) and "\n" not in str(error)
+
+
+# -- cassettes ------------------------------------------------------------------------------------
+
+RECORDED = Path(__file__).resolve().parents[1] / "cassettes" / "embedded-smollm2"
+ONE_EXCHANGE = """interactions:
+- request:
+    body: '{"seed": 1}'
+    headers: {content-type: [application/json]}
+    method: POST
+    uri: http://127.0.0.1:1/v1/chat/completions
+  response:
+    body: {string: '{"choices": []}'}
+    headers: {content-type: [application/json]}
+    status: {code: 200, message: OK}
+version: 1
+"""
+#: Cassettes anyone could write, each of which once crashed, hung or misled the replay.
+HOSTILE_CASSETTES = {
+    "80 KB of nested brackets": "interactions: " + "[" * 80_000,
+    "nested mappings": "interactions: " + "{a: " * 80_000,
+    "nested block sequences": "interactions:\n" + "- " * 40_000 + "x\n",
+    "an alias bomb": "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                                                                      for p, c in zip("abcdefgh", "bcdefghi")),
+    "a Python object": "interactions: !!python/object/apply:os.system ['echo pwned']\n",
+    "a set": "interactions: !!set {a: null}\n",
+    "interactions that are a mapping": "interactions: {a: 1}\n",
+    "an exchange without its request": ONE_EXCHANGE.replace("- request:", "- requesd:"),
+    "a request that is a list": ONE_EXCHANGE.replace("- request:\n", "- request: [1, 2]\n  other:\n"),
+    "a status that is text": ONE_EXCHANGE.replace("code: 200", "code: two hundred"),
+    "a status code that is not HTTP's": ONE_EXCHANGE.replace("code: 200", "code: 7"),
+    "a response without its body": ONE_EXCHANGE.replace("body: {string:", "bodi: {string:"),
+    "a body that is a number": ONE_EXCHANGE.replace("string: '{\"choices\": []}'", "string: 12"),
+    "headers that are a list": ONE_EXCHANGE.replace("headers: {content-type: [application/json]}\n    method", "headers: [1]\n    method"),
+    "a 5,000-digit status": ONE_EXCHANGE.replace("code: 200", "code: " + "9" * 5000),
+    "two documents": ONE_EXCHANGE + "---\n" + ONE_EXCHANGE,
+    "a URL that cannot be parsed": ONE_EXCHANGE.replace("http://127.0.0.1:1/", "http://[::1/"),
+}
+
+
+def refused_cassette(path: Path) -> str:
+    from pytest_gaamas import cassettes
+
+    with pytest.raises(UnreadableFile) as refused:
+        cassettes.read_interactions(path)
+    message = str(refused.value)
+    assert message.startswith(str(path)) and f"git checkout -- {path}" in message and "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize("name", HOSTILE_CASSETTES)
+def test_a_hostile_cassette_is_one_line_naming_it(tmp_path, name):
+    path = tmp_path / "test_item.yaml"
+    path.write_text(HOSTILE_CASSETTES[name])
+    refused_cassette(path)
+
+
+def test_deep_nesting_does_not_kill_the_process_that_reads_the_cassette(tmp_path):
+    """PyYAML's C loader recursed on the C stack: these cassettes ended the process with SIGSEGV,
+    so they are read in a child process here, which must live to say why it refused them."""
+    paths = []
+    for nested in (" " + "[" * 200_000, " " + "{a: " * 200_000, "\n" + "- " * 200_000 + "x"):
+        paths.append(tmp_path / f"{len(paths)}.yaml")
+        paths[-1].write_text("interactions:" + nested)
+    child = (
+        "import sys\nfrom pathlib import Path\nfrom pytest_gaamas import cassettes\nfrom pytest_gaamas.errors import UnreadableFile\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n        cassettes.read_interactions(Path(name))\n    except UnreadableFile as error:\n        print(error)\n"
+    )  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", child, *map(str, paths)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("nested more than 64 levels deep") == 3
+
+
+def test_a_compressed_cassette_is_never_inflated_past_its_bound(tmp_path):
+    from pytest_gaamas import cassettes
+
+    path = tmp_path / "test_item.yaml.gz"
+    path.write_bytes(gzip.compress(b"interactions: [" + b" " * (cassettes.MAX_CASSETTE_BYTES + 1)))
+    assert path.stat().st_size < 100_000
+    assert "more than 33,554,432 bytes once decompressed" in refused_cassette(path)
+
+
+def test_a_cassette_past_its_size_bound_is_refused_before_it_is_read(tmp_path):
+    from pytest_gaamas import cassettes
+
+    path = tmp_path / "test_item.yaml"
+    with path.open("wb") as sparse:
+        sparse.truncate(cassettes.MAX_CASSETTE_BYTES + 1)
+    assert "more than the 33,554,432 a cassette may hold" in refused_cassette(path)
+
+
+def test_a_fifo_where_a_cassette_should_be_is_refused_without_waiting(tmp_path):
+    path = tmp_path / "test_item.yaml"
+    os.mkfifo(path)
+    child = f"from pathlib import Path\nfrom pytest_gaamas import cassettes\ncassettes.read_interactions(Path({str(path)!r}))"
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)  # a hang fails here
+    assert f"{path}: a FIFO, not a cassette; restore it with `git checkout -- {path}`" in done.stderr
+
+
+@pytest.mark.parametrize("path", sorted(RECORDED.glob("*/*.yaml*"))[::9], ids=lambda p: p.name)
+def test_the_cassette_reader_reads_recorded_cassettes_as_yamls_safe_loader_does(path):
+    from pytest_gaamas import cassettes, safeyaml
+
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode()
+    assert safeyaml.load(text) == yaml.load(text, Loader=yaml.SafeLoader)
+    requests, responses = cassettes.read_interactions(path)
+    assert len(requests) == len(responses) == len(yaml.load(text, Loader=yaml.CSafeLoader)["interactions"]) > 0
+
+
+YAML_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False) | st.binary(max_size=8)
+    | st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6) | st.integers(), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@given(YAML_DATA, st.sampled_from([False, True, None]))
+@FAST
+def test_safe_yaml_reads_back_what_yaml_writes(value, flow):
+    from pytest_gaamas import safeyaml
+
+    assert safeyaml.load(yaml.safe_dump(value, default_flow_style=flow)) == value
+
+
+@given(st.text(alphabet="[]{}-:,&*!?|>'\" \nab1#%@`", max_size=300))
+@FAST
+def test_safe_yaml_is_total(text):
+    from pytest_gaamas import safeyaml
+
+    try:
+        safeyaml.load(text)
+    except safeyaml.YAMLRefused as error:
+        assert str(error) and "\n" not in str(error)
+
+
+def test_no_vcrpy_that_loads_cassettes_with_an_unsafe_yaml_loader_is_admitted():
+    """vcrpy before 8.2.1 read cassettes with PyYAML's full loader, which builds any Python object a
+    cassette names (GHSA-rpj2-4hq8-938g). The suite reads them itself, but vcrpy is there too."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    (vcrpy,) = [Requirement(r) for r in pyproject["project"]["dependencies"] if Requirement(r).name == "vcrpy"]
+    assert not any(vcrpy.specifier.contains(unsafe) for unsafe in ("7.0.0", "8.0.0", "8.2.0"))
+    assert vcrpy.specifier.contains("8.2.1") and vcrpy.specifier.contains(version("vcrpy"))
