@@ -53,7 +53,8 @@ def test_reference_agents_land_where_theory_says(behaviour_project):
         "--gaamas-model=reference:rational", "--gaamas-model=reference:random", "--gaamas-model=reference:human",
         "--gaamas-json=run.json",
     )  # fmt: skip
-    assert outcomes(result) == {"passed": 1, "missed": 2}  # findings, not failures
+    # Findings, not failures; people's CCEI (0.88) has an interval that straddles 0.9 at 30 subjects.
+    assert outcomes(result) == {"passed": 1, "missed": 1, "inconclusive": 1}
     scores = {s["model"]: s for s in json.loads((behaviour_project.path / "run.json").read_text())["scores"]}
     assert scores["reference:rational"]["score"] == 1.0 and scores["reference:rational"]["passed"]
     assert 0.68 <= scores["reference:random"]["score"] <= 0.76 and not scores["reference:random"]["passed"]
@@ -73,7 +74,7 @@ def test_ini_settings_apply_and_the_command_line_wins(behaviour_project):
 
 def test_a_threshold_can_be_overridden(behaviour_project):
     args = ["--gaamas-model=reference:human", "--gaamas-trials=10"]
-    assert outcomes(behaviour_project.runpytest(*args)) == {"missed": 1}
+    assert outcomes(behaviour_project.runpytest(*args)) == {"inconclusive": 1}  # 10 people cannot decide 0.9
     behaviour_project.runpytest(*args, "--gaamas-threshold=garp_consistency.min_mean_ccei=0.5").assert_outcomes(passed=1)
 
 
@@ -83,7 +84,7 @@ def test_a_missed_verdict_is_a_finding_in_one_line_and_fails_only_when_asked(beh
     assert reported.ret == pytest.ExitCode.OK and outcomes(reported) == {"passed": 1, "missed": 1}
     reported.stdout.fnmatch_lines([
         "*gaamas: 1 verdict not met (reported, not failed: --gaamas-verdicts=fail fails them)*",
-        "MISSED test_garp_consistency[[]reference-random[]]: mean CCEI 0.7* with 0 of 30 trials invalid; passing",
+        "MISSED test_garp_consistency[[]reference-random[]]: mean CCEI 0.7* with 0 of 30 trials invalid; meeting it",
         "    needs the lower 95% bound of the mean CCEI >= 0.9",
     ])  # fmt: skip
     failed = behaviour_project.runpytest(*args, "--gaamas-verdicts=fail")
@@ -155,7 +156,8 @@ def test_an_unreachable_model_stops_once_and_its_other_items_are_skipped(behavio
     result = behaviour_project.runpytest(
         "--gaamas-model=openai:nothing", "--gaamas-model=reference:rational", "--gaamas-record=once", "--gaamas-trials=2", "-k", "garp",
     )  # fmt: skip
-    assert outcomes(result) == {"failed": 1, "skipped": 1, "passed": 1, "missed": 1}  # the reference agent plays on
+    # The reference agent plays on; two of its choices cannot decide whether it is faithful to people.
+    assert outcomes(result) == {"failed": 1, "skipped": 1, "passed": 1, "inconclusive": 1}
     result.stdout.fnmatch_lines(["gaamas: 1 more item skipped, the model being unavailable: openai:nothing: cannot reach*"])
 
 
