@@ -53,6 +53,13 @@ class Contract:
     #: Arguments the strategy is also asked once it has played, to read it whole (the responder's
     #: answer to every offer, its smallest accepted offer being what people's data record).
     probes: tuple[tuple, ...] = ()
+    #: Where the answer's form changes from trial to trial (a split asked as kept or as given): the
+    #: decision's facts and the function's value -> the JSON answer in that decision's form. The
+    #: function itself answers the same question every trial.
+    answer_for: Callable[[Mapping[str, Any], Any], Mapping[str, Any]] | None = None
+
+    def answer_to(self, situation: Mapping[str, Any], value: Any) -> Mapping[str, Any]:
+        return self.answer(value) if self.answer_for is None else self.answer_for(situation, value)
 
     @property
     def function(self) -> str:
@@ -171,7 +178,7 @@ class StrategyPlayer:
 
     def reply(self, request: Request) -> str:
         value = self.box.call(*self.contract.arguments(request.decision.situation))
-        return answers.dump(self.contract.answer(value))
+        return answers.dump(self.contract.answer_to(request.decision.situation, value))
 
 
 @dataclass

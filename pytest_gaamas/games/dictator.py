@@ -103,7 +103,7 @@ class DictatorGame(SplitByFraming, OneShotGame):
         return conversation(ROLES[self.role], f"{self.rules} {self.framing(trial).question}")
 
     def strategy(self) -> Contract:
-        return share_contract(ROLES[self.role], self.rules, rational_share="pie")  # keep it all
+        return share_contract(ROLES[self.role], self.rules, rational_share="pie", game=self)  # keep it all
 
     read = staticmethod(read_share)
 
@@ -124,15 +124,22 @@ class DictatorGame(SplitByFraming, OneShotGame):
         return PIE - rng.choice(moblab_dictator_gifts())
 
 
-def share_contract(system: str, rules: str, rational_share: str) -> Contract:
-    """Keeping a share of the pie; ``rational_share`` is the rational strategy's value, in terms of ``pie``."""
+def share_contract(system: str, rules: str, rational_share: str, game: SplitByFraming) -> Contract:
+    """Keeping a share of the pie; ``rational_share`` is the rational strategy's value, in terms of
+    ``pie``. The function always returns the dollars kept; its answer is put in the form of the
+    trial it answers (kept, or given)."""
+
+    def kept(value: Any) -> float:
+        return expect(value, (int, float), "a number of dollars")
+
     return Contract(
         system=system,
         rules=rules,
         signature="def my_share(pie: int) -> float",
         explanation="`pie` is the number of dollars to split; return the dollars you keep, from 0 to `pie`.",
         arguments=lambda situation: (PIE,),
-        answer=lambda value: {"my_share": expect(value, (int, float), "a number of dollars")},
+        answer=lambda value: {"my_share": kept(value)},
+        answer_for=lambda situation, value: game.framing(situation["trial"]).answer(kept(value)),
         references={
             "rational": f"def my_share(pie):\n    return {rational_share}",
             "random": "import random\n\ndef my_share(pie):\n    return random.randint(0, pie)",
@@ -296,7 +303,7 @@ class UltimatumGame(SplitByFraming, OneShotGame):
 
     def strategy(self) -> Contract:
         if self.role == "proposer":  # subgame perfection: offer the smallest positive amount
-            return share_contract(ROLES["assistant"], self.PROPOSER_RULES, rational_share="pie - 1")
+            return share_contract(ROLES["assistant"], self.PROPOSER_RULES, rational_share="pie - 1", game=self)
         return Contract(
             system=ROLES["assistant"],
             rules=self.RESPONDER_RULES,
