@@ -116,7 +116,10 @@ def test_the_random_agent_fails_at_chance(workspace):
     for test_id, passed in results.items():
         # Coin flips cooperate half the time, inside the human range: an average cannot tell them
         # apart; and a coin never reads a label, so the labels cannot change its cooperation.
-        assert passed == (credibility_cell(test_id) or label_blind_robustness(test_id)), test_id
+        assert not passed or credibility_cell(test_id) or label_blind_robustness(test_id), test_id
+    # At 120 trials a cell the coin's rate shows itself inside people's range, and equivalent across labels.
+    assert any(passed for test_id, passed in results.items() if credibility_cell(test_id) and "actions" in test_id)
+    assert any(passed for test_id, passed in results.items() if label_blind_robustness(test_id))
 
 
 @pytest.mark.parametrize("agent", SHORTCUT_EXCEPTIONS)
@@ -188,7 +191,7 @@ def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_repla
     code, document, output = smollm2_replay.code, smollm2_replay.document, smollm2_replay.output
     assert code == 0, output[-3000:]  # verdicts missed are findings, reported; an error would fail
     assert "there is no cassette" not in output and "no recorded answer" not in output and "MissingCassette" not in output
-    assert "used by no item" not in output and "embedded:smollm2: 165 of 165 cassettes used" in output
+    assert "used by no item" not in output and "embedded:smollm2: 161 of 161 cassettes used" in output
     assert {s["behaviour"] for s in document["scores"]} == set(BEHAVIOURS)
     for score in document["scores"]:  # a cell has 30 trials; a criterion over cells, 30 per cell
         if score["passed"] is not None:

@@ -143,13 +143,13 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
     saved = tmp_path / "runs" / "good.json"
     document = json.loads(saved.read_text())
     (cell,) = [s for s in document["scores"] if s["metric"] == "acceptance rate"]
-    cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time; SmolLM2 now accepts 21 of 30
+    cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time; SmolLM2 now accepts 16 of 30
     saved.write_text(json.dumps(document))
 
     code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=passing)
     assert code == 1 and "DROP ultimatum" in output
     (dropped,) = [c for c in report["comparison"]["cells"] if c["dropped"]]
-    assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(0.7)
+    assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(16 / 30)
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
     assert code == 0 and "DROP" not in output  # the behaviour's allowance wins over its unit's
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=dollars=0", select=passing)
@@ -186,14 +186,15 @@ def test_a_verdict_change_is_said_once_per_kind_and_an_unchanged_one_not_at_all(
 
 
 def test_a_saved_run_whose_verdict_differs_is_said_under_the_comparison_and_passes(tmp_path):
-    met = ("behaviours/test_ultimatum.py::test_ultimatum[embedded-smollm2-responder-actions]",)
-    assert replay(tmp_path, "--gaamas-save=before", select=met)[0] == 0
+    # SmolLM2 accepts $40 16 of 30 times, listed in both orders: [0.36, 0.70] straddles 0.5.
+    inconclusive = ("behaviours/test_ultimatum.py::test_ultimatum[embedded-smollm2-responder-actions]",)
+    assert replay(tmp_path, "--gaamas-save=before", select=inconclusive)[0] == 0
     saved = tmp_path / "runs" / "before.json"
     document = json.loads(saved.read_text())
     (cell,) = [s for s in document["scores"] if s["metric"] == "acceptance rate"]
-    assert cell["verdict"] == "met"
-    cell["verdict"], cell["passed"] = "inconclusive", False
+    assert cell["verdict"] == "inconclusive"
+    cell["verdict"], cell["passed"] = "met", True
     saved.write_text(json.dumps(document))
-    code, output, report = replay(tmp_path, "--gaamas-compare=before", "--gaamas-compare-fail=rate=0", select=met)
+    code, output, report = replay(tmp_path, "--gaamas-compare=before", "--gaamas-compare-fail=rate=0", select=inconclusive)
     assert code == 0 and "DROP" not in output, output[-3000:]
-    assert "gaamas: 1 cell inconclusive -> met (ultimatum " in output and "inconclusive -> met" in " ".join(report["comparison"]["notes"])
+    assert "gaamas: 1 cell met -> inconclusive (ultimatum " in output and "met -> inconclusive" in " ".join(report["comparison"]["notes"])
