@@ -41,6 +41,7 @@ from pytest_gaamas.games.repeated import RPS_WIN_DRAW_LOSS, HiddenPatternGame  #
 from pytest_gaamas.sandbox import Sandbox  # noqa: E402
 from pytest_gaamas.strategy import run_strategy  # noqa: E402
 
+PR_SET_CHILD_SUBREAPER = 36
 #: The opponent's moves so far, as a strategy's call receives them.
 HISTORY = ["Rock", "Paper", "Rock", "Scissors", "Rock", "Rock", "Paper", "Rock", "Rock"]
 HONEST_STRATEGY = """
@@ -175,7 +176,20 @@ def cpu_seconds() -> float:
 
 def sandbox_cpu() -> tuple[float, float, float]:
     """CPU seconds of all the sandbox's processes for its start, a further trial, and one call: whole
-    sandboxes, each trial ended and every process waited for, so that each one's CPU is counted."""
+    sandboxes, each trial ended and every process waited for, so that each one's CPU is counted. This
+    process inherits, as a subreaper, those that outlive their parent when the sandbox is killed,
+    whose CPU would otherwise be counted by no one here."""
+    import ctypes
+
+    prctl = ctypes.CDLL(None).prctl
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        return _sandbox_cpu()
+    finally:
+        prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def _sandbox_cpu() -> tuple[float, float, float]:
 
     def run(trials: int, calls: int) -> float:
         def sandbox():
