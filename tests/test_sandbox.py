@@ -6,6 +6,7 @@ Every snippet defines ``f(x)``; the sandbox starts it and calls ``f(1)`` once. T
 
 import os
 import textwrap
+from collections.abc import Sequence
 
 import pytest
 
@@ -232,3 +233,87 @@ def test_the_sandbox_reports_its_layers():
     assert {"resource limits", "chroot", "seccomp", "fresh process per trial", "audit hook", "import allow-list"} <= set(
         box.layers
     )
+
+
+# -- a replay is the same in every process ----------------------------------------------------------
+
+#: Iterates over sets (of strings, bytes, ints, tuples, frozensets, plain objects) and draws from every
+#: generator the allowed modules offer, seeded or not: everything whose value or order a process
+#: could choose for itself. The long comment makes the load larger than a pipe writes at once.
+SET_ORDERS = (
+    "# " + "padding " * 1200 + "\n"
+    + textwrap.dedent(
+        """
+        import random
+
+        class Player:
+            def __init__(self, name):
+                self.name = name
+
+        PLAYERS = [Player(f"loaded {i}") for i in range(16)]
+
+        def f(seed):
+            names = [f"agent {i}" for i in range(40)]
+            return {
+                "strings": list(set(names)),
+                "bytes": [b.decode() for b in {n.encode() for n in names}],
+                "ints": list({i * 7919 % 1000 for i in range(60)}),
+                "tuples": [list(t) for t in {(n, i % 3) for i, n in enumerate(names)}],
+                "frozensets": [sorted(s) for s in {frozenset(names[i:i + 2]) for i in range(20)}],
+                "a dict of string keys, through a set": list(set(dict.fromkeys(names))),
+                "seeded": random.random(),
+                "unseeded generators": [random.Random().random(), random.SystemRandom().random(),
+                                        random.SystemRandom().randbytes(4).hex()],
+                "reseeded with nothing": (random.seed(), random.random())[1],
+            }
+
+        def objects(seed):
+            made = [Player(f"made {i}") for i in range(16)]
+            return {
+                "objects loaded with the module": [p.name for p in set(PLAYERS)],
+                "objects made in the call": [p.name for p in set(made)],
+                "functions": [g.__name__ for g in {f, objects, Player.__init__}],
+                "classes": [c.__name__ for c in {Player, int, str, dict, type}],
+                "a dict keyed by objects, through a set": [p.name for p in set({p: 1 for p in made})],
+                "ids, relative": sorted(range(16), key=lambda i: id(made[i])),
+                "a set of 600 objects, wider than a page": [p.name for p in set(Player(i) for i in range(600))],
+                "seeded": random.random(),
+            }
+        """
+    )
+)
+
+
+def answers_in_a_fresh_sandbox(function: str, seeds: Sequence[int]) -> tuple[dict[int, object], tuple[str, ...]]:
+    with Sandbox(SET_ORDERS, function, ("seed",)) as box:
+        answers = {}
+        for seed in seeds:
+            box.start(seed=seed)
+            answers[seed] = box.call(seed)
+        box.finish()
+    return answers, box.layers
+
+
+def assert_the_same_in_every_sandbox(function: str) -> None:
+    """Four fresh sandboxes play trials 1, 2, 3; one plays them in the other order, one plays trial 2
+    alone: a trial's answer is a function of the code, its arguments and its seed, not of the process
+    that ran it, nor of the trials before it."""
+    runs = [answers_in_a_fresh_sandbox(function, [1, 2, 3]) for _ in range(4)]
+    runs += [answers_in_a_fresh_sandbox(function, [3, 2, 1]), answers_in_a_fresh_sandbox(function, [2])]
+    reference = runs[0][0]
+    assert reference[1] != reference[2], "the trials' seeds change nothing: this test would prove nothing"
+    for answers, _ in runs[1:]:
+        for seed, answer in answers.items():
+            differing = [key for key in answer if answer[key] != reference[seed][key]]
+            assert not differing, f"trial {seed} answered differently in another sandbox: {differing}"
+
+
+def test_a_strategy_iterating_over_sets_of_values_answers_the_same_in_every_fresh_sandbox():
+    assert_the_same_in_every_sandbox("f")
+
+
+def test_a_strategy_iterating_over_sets_of_objects_answers_the_same_in_every_fresh_sandbox():
+    _, layers = answers_in_a_fresh_sandbox("objects", [1])
+    if "fixed addresses" not in layers:
+        pytest.skip("this host refuses to turn off address randomization (a container's seccomp profile may)")
+    assert_the_same_in_every_sandbox("objects")

@@ -4,7 +4,7 @@ import pytest
 
 from pytest_gaamas.games.dictator import AlignmentGame, DictatorGame, UltimatumGame, smallest_accepted
 from pytest_gaamas.games.prisoners import PrisonersDilemma
-from pytest_gaamas.games.repeated import MATCHING_PENNIES, RPS_PREDICTION, HiddenPatternGame
+from pytest_gaamas.games.repeated import MATCHING_PENNIES, RPS_PREDICTION, RPS_WIN_DRAW_LOSS, HiddenPatternGame
 from pytest_gaamas.games.ring import RingGame
 from pytest_gaamas.strategy import extract_code, run_strategy
 
@@ -88,3 +88,18 @@ def test_a_responder_strategy_is_read_whole_for_its_smallest_accepted_offer():
     assert len(result.probes) == 101 and result.to_json()["probes"][30] == [[100, 30], True]
     never = run_strategy(game, game.strategy(), "def accept(pie, offer):\n    return False\n", 3, seed=1)
     assert smallest_accepted(never.probes) is None
+
+
+def test_a_strategy_that_plays_from_a_set_scores_the_same_in_every_replay():
+    """A recorded strategy once scored 24 or 33 points from one replay to the next: it played the
+    moves of a set of strings in the set's order, which each process salted at random."""
+    game = HiddenPatternGame(RPS_WIN_DRAW_LOSS, (("Rock", "Rock", "Paper"),))
+    code = (
+        "def play(opponent_moves):\n"
+        "    moves = list({'Rock', 'Paper', 'Scissors'} | set(opponent_moves))\n"
+        "    return [moves[len(opponent_moves) % 3], moves[0]]\n"
+    )
+    replays = [run_strategy(game, game.strategy(), code, 2, seed=1) for _ in range(5)]
+    assert all(replay.valid for replay in replays)
+    points = [[[r["points"] for r in record.outcome["rounds"]] for record in replay.records] for replay in replays]
+    assert all(p == points[0] for p in points), points

@@ -1,11 +1,13 @@
 """Running model-written code: one confined supervisor per strategy, a fresh confined process per trial.
 
-A :class:`Sandbox` starts ``runner.py`` in a fresh interpreter (``-I -S -B``, empty environment,
-throw-away working directory) as a *supervisor* that never runs model-written code; for each trial
-the supervisor forks a child from its clean state, and the child runs the strategy's module and
-answers the trial's calls over pipes, one JSON line each way. ``runner.py`` says what each process
-may do and why. Every way a strategy can go wrong ends in a :class:`StrategyFailure` whose ``kind``
-says which, and never in an exception of another kind, a hung test or a damaged host.
+A :class:`Sandbox` starts ``launch.py`` in a fresh interpreter (``-I -S -B``, empty environment,
+throw-away working directory), which fixes what would differ between processes (string hashes,
+addresses) and becomes ``runner.py``, a *supervisor* that never runs model-written code; for each
+trial the supervisor forks, from its clean state, a relay and the relay a child, and the child runs
+the strategy's module and answers the trial's calls over pipes, one JSON line each way. The two
+modules say what each process may do and why. Every way a strategy can go wrong ends in a
+:class:`StrategyFailure` whose ``kind`` says which, and never in an exception of another kind, a hung
+test or a damaged host.
 
 Nothing that crosses back is trusted: each answer is read with a deadline and a size limit, parsed
 by :mod:`pytest_gaamas.safejson`, and checked by shape, by type and by size here, in the host, where
@@ -32,7 +34,7 @@ from typing import Any
 
 from .. import safejson
 
-RUNNER = Path(__file__).with_name("runner.py")
+LAUNCHER = Path(__file__).with_name("launch.py")
 #: What a strategy may import: computation only, no I/O, no introspection of the interpreter.
 ALLOWED_MODULES = (
     "math", "cmath", "random", "statistics", "itertools", "functools", "operator", "collections",
@@ -64,9 +66,10 @@ class Limits:
     start_seconds: float = 5.0
     #: Wall-clock seconds for everything a strategy does, all its trials together.
     total_seconds: float = 60.0
-    #: CPU seconds for one trial's process, and for the supervisor's own life. A trial's CPU limit
-    #: stays well above ``start_seconds``: a loop while the strategy loads is then always the
-    #: start's timeout, not a race between the wall clock and the kernel's CPU clock.
+    #: CPU seconds for one trial's process, and for each of the supervisor's own (its life, a trial's
+    #: relay). A trial's CPU limit stays well above ``start_seconds``: a loop while the strategy
+    #: loads is then always the start's timeout, not a race between the wall clock and the kernel's
+    #: CPU clock.
     trial_cpu_seconds: int = 8
     supervisor_cpu_seconds: int = 30
     memory_bytes: int = 256 << 20
@@ -111,6 +114,7 @@ class Sandbox:
         self.layers: tuple[str, ...] = ()
         self.calls = 0
         self._process: subprocess.Popen | None = None
+        self._trial_open = False
         self._workdir: str | None = None
         self._workdir_lock: int | None = None
         self._answers = select.poll()  # poll, not select: a busy host's descriptors are numbered past 1,024
@@ -132,10 +136,12 @@ class Sandbox:
         if self._process is None:
             self._spawn()
             self._ask({"op": "load", "code": self.code}, self.limits.start_seconds)
+        self.finish()  # the last trial's processes end before the next trial's are made
         self._ask(
             {"op": "start", "seed": seed, "function": self.function, "arguments": list(self.parameters)},
             self.limits.start_seconds,
         )
+        self._trial_open = True
 
     def call(self, *arguments: Any) -> Any:
         """The function's value for these arguments, made only of JSON's types."""
@@ -146,7 +152,8 @@ class Sandbox:
 
     def finish(self) -> None:
         """End the last trial: its process must have said nothing more and must exit at once."""
-        if self._process is not None:
+        if self._trial_open:
+            self._trial_open = False
             self._ask({"op": "end"}, self.limits.start_seconds)
 
     def close(self) -> None:
@@ -175,7 +182,7 @@ class Sandbox:
             os.chmod(self._workdir, 0o500)  # nobody may look, nobody may write
         self._deadline = time.monotonic() + self.limits.total_seconds
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", str(RUNNER)],
+            [sys.executable, "-I", "-S", "-B", str(LAUNCHER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -187,7 +194,6 @@ class Sandbox:
         self._answers.register(self._process.stdout.fileno(), select.POLLIN)
         setup = {
             "host": os.getpid(),
-            "workdir": self._workdir,
             "modules": list(ALLOWED_MODULES),
             "memory_bytes": self.limits.memory_bytes,
             "total_cpu_seconds": self.limits.supervisor_cpu_seconds,
@@ -276,7 +282,7 @@ class Sandbox:
             return StrategyFailure("crashed", "the strategy's process stopped answering")
         self._reap_orphans()
         if code == -signal.SIGXCPU:
-            return StrategyFailure("CPU limit", f"more than {self.limits.supervisor_cpu_seconds} CPU seconds in all")
+            return StrategyFailure("CPU limit", f"its supervisor used more than {self.limits.supervisor_cpu_seconds} CPU seconds")
         if code == -signal.SIGSYS:
             return StrategyFailure("forbidden operation", "a system call outside the sandbox's allow-list")
         if code < 0:

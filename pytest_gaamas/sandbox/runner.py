@@ -1,9 +1,10 @@
 """The sandbox's processes: a supervisor that never runs model-written code, and one child per trial
 that does.
 
-Started as ``python -I -S -B runner.py`` with an empty environment, in a throw-away directory, the
-*supervisor* speaks JSON lines with the host (requests on stdin, answers on a private copy of stdout;
-file descriptors 1 and 2 point at /dev/null). Standard library only: it must not import the project.
+Started by ``launch.py`` (``python -s -S -B runner.py``, an environment that holds ``PYTHONHASHSEED=0``
+alone, addresses not randomized where the host allows it) in a throw-away directory, the *supervisor*
+speaks JSON lines with the host (requests on stdin, answers on a private copy of stdout; file
+descriptors 1 and 2 point at /dev/null). Standard library only: it must not import the project.
 
 The supervisor confines itself first, before anything of the strategy exists in it:
 
@@ -14,16 +15,19 @@ The supervisor confines itself first, before anything of the strategy exists in 
 5. a seccomp allow-list: the kernel ends the process at any system call not on it;
 6. it dies with the host (parent-death signal), and the host kills its whole process group.
 
-For each trial it forks a *child* from that clean state. The child narrows the limits further (its
-own CPU seconds, no new processes), installs a stricter seccomp allow-list (reading its request
-pipe, writing its answer pipe, memory, clocks, exiting: no files, no processes, no signals, no
-sockets, no io_uring, nothing else), an audit hook that names the first forbidden operation it sees,
-and builtins whose ``__import__`` knows only the allowed modules; only then does it compile and run
-the strategy. A trial therefore starts from a state no strategy has touched: nothing a trial does to
-modules, builtins or the interpreter carries over to the next.
+Once the strategy's code is compiled, the supervisor only holds that clean state: for each trial it
+forks a *relay*, which talks with the host for that trial and forks the trial's *child*, so that
+every trial starts from the same memory, whatever the trials before it did (see Supervisor.hold).
+The child narrows the limits further (its own CPU seconds, no new processes), installs a stricter
+seccomp allow-list (reading its request pipe, writing its answer pipe, memory, clocks, exiting: no
+files, no processes, no signals, no sockets, no io_uring, nothing else), an audit hook that names the
+first forbidden operation it sees, builtins whose ``__import__`` knows only the allowed modules, and
+draws every random number a strategy can ask the allowed modules for from the trial's seed; only then
+does it run the strategy. A trial therefore starts from a state no strategy has touched: nothing a
+trial does to modules, builtins or the interpreter carries over to the next.
 
 The child is untrusted from its first model-written line: it can rewrite its own harness code, patch
-``json``, or write to its answer pipe directly. So nothing it says is taken on trust. The supervisor
+``json``, or write to its answer pipe directly. So nothing it says is taken on trust. The relay
 reads its pipe with its own deadline and size limit, parses the line with its own strict reader,
 checks its shape and its value (JSON's types only, finite, bounded in size and depth), demands exactly
 one line per call and a clean exit when the trial ends (a child still running after its last answer,
@@ -47,6 +51,7 @@ import time
 VIOLATION_EXIT = 86
 NOBODY = 65534
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 38, 22, 2
+ADDR_NO_RANDOMIZE, QUERY_PERSONALITY = 0x0040000, 0xFFFFFFFF
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 #: System call numbers: (x86-64, arm64), from the kernel's unistd tables.
 SYSCALLS = {
@@ -126,6 +131,9 @@ def main():
         write_all(answers, (json.dumps(message) + "\n").encode())
 
     setup = json.loads(requests.line(None, 1 << 20))
+    if sys.flags.hash_randomization:
+        send({"ok": False, "kind": "crashed", "detail": "string hashes vary by process: start the sandbox with launch.py"})
+        os._exit(0)
     seccomp = Seccomp()
     layers = confine(setup, seccomp)
     send({"ok": True, "layers": layers})
@@ -134,6 +142,8 @@ def main():
 
 def confine(setup, seccomp):
     seccomp.die_with_parent(setup["host"])
+    # What launch.py fixed (main() serves nothing with salted string hashes), named with the layers.
+    determinism = ["fixed hash seed"] + (["fixed addresses"] if seccomp.addresses_fixed() else [])
     layers = []
     memory = setup["memory_bytes"]
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -148,11 +158,11 @@ def confine(setup, seccomp):
     if not root:
         seccomp.libc.unshare(0x10000000)  # CLONE_NEWUSER: lets an ordinary user chroot, and changes nothing else
     try:
-        os.chroot(setup["workdir"])
+        os.chroot(".")  # started in its throw-away directory
         os.chdir("/")
         layers.append("chroot")
     except OSError:
-        os.chdir(setup["workdir"])
+        pass
     if root:
         os.setgroups([])
         os.setgid(NOBODY)
@@ -161,7 +171,7 @@ def confine(setup, seccomp):
     if seccomp.install(seccomp.program(SUPERVISOR_SYSCALLS)):
         layers.append("seccomp")
     layers.append("parent-death signal")
-    return layers
+    return layers + determinism
 
 
 class Seccomp:
@@ -207,6 +217,11 @@ class Seccomp:
             return False
         return self.libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.ctypes.byref(program), 0, 0) == 0
 
+    def addresses_fixed(self):
+        """Whether launch.py could turn off address randomization for this process."""
+        persona = self.libc.personality(QUERY_PERSONALITY)
+        return persona != -1 and bool(persona & ADDR_NO_RANDOMIZE)
+
     def die_with_parent(self, parent):
         """Killed when ``parent`` ends; and at once if it already has. Compared with the parent's own
         pid, not with 1: in a container the host may itself be PID 1."""
@@ -216,53 +231,82 @@ class Seccomp:
 
 
 class Supervisor:
-    """Relays the host's requests to the trial's child and checks every answer it gets back."""
+    """Loads the strategy, then holds the state every trial starts from; a relay per trial passes the
+    host's requests to the trial's child and checks every answer it gets back."""
 
     def __init__(self, setup, send, seccomp):
         self.setup = setup
         self.send = send
         self.seccomp = seccomp
         self.child_filter = seccomp.program(CHILD_SYSCALLS)
+        self.pid = os.getpid()
         self.code = None
         self.child = None  # (pid, request fd, answer reader)
-        self.failure = None
 
     def serve(self, requests):
+        try:
+            request = json.loads(requests.line(None, 1 << 24))
+        except EOFError:
+            os._exit(0)
+        if request.get("op") != "load":
+            self.send(Failure("crashed", "the strategy's code was not loaded first").message())
+            os._exit(0)
+        # Compiled once, here, so that each trial's child inherits the code object: parsing runs none
+        # of the code, and a syntax error's report may look for a source file, which only the
+        # supervisor's filter allows (in an empty root, it finds none).
+        self.code = compile_strategy(request["code"])
+        if isinstance(self.code, Failure):
+            self.send(self.code.message())
+            os._exit(0)
+        self.send({"ok": True})
+        self.hold(requests)
+
+    def hold(self, requests):
+        """Forks a relay for each trial, from a state that nothing changes: the loop keeps nothing
+        from one turn to the next (each value it makes is freed before the next is made), so every
+        trial's processes start from the same memory, and the same addresses, whatever the trials
+        before did and however long they took. The relay does the trial's work, which depends on
+        timing (how a pipe's bytes arrive, how often a clock is read), and then ends with its memory."""
+        while True:
+            if os.fork() == 0:
+                self.relay(requests)
+            status = os.wait()[1]
+            if status != 0:
+                break
+        if os.WIFSIGNALED(status):  # a relay over its CPU limit, or off the allow-list: the host says which
+            os.kill(self.pid, os.WTERMSIG(status))
+        os._exit(0)
+
+    def relay(self, requests):
+        """One trial: the host's "start", its calls, its "end". Never returns; exits 0 when the trial
+        ended cleanly, 1 when the strategy failed (the failure sent) or the host is gone."""
+        self.seccomp.die_with_parent(self.pid)
         while True:
             try:
                 line = requests.line(None, 1 << 24)
             except EOFError:
-                break
+                os._exit(1)
             request = json.loads(line)
             try:
-                if self.failure is not None:
-                    raise self.failure
                 try:
                     answer = self.handle(request)
                 except Failure:
                     raise
                 except Exception as error:  # the supervisor's own fault: reported, never printed
                     raise Failure("crashed", f"the sandbox's supervisor failed: {describe(error)}") from None
-                self.send(answer)
             except Failure as failure:
-                self.failure = failure
                 self.end_child(clean=False)
                 self.send(failure.message())
-        self.end_child(clean=False)
-        os._exit(0)
+                os._exit(1)
+            self.send(answer)
+            if request["op"] == "end":
+                os._exit(0)
 
     def handle(self, request):
         op = request["op"]
-        if op == "load":
-            # Compiled once, here, so that each trial's child inherits the code object: parsing
-            # runs none of the code, and a syntax error's report may look for a source file, which
-            # only the supervisor's filter allows (in an empty root, it finds none).
-            self.code = compile_strategy(request["code"])
-            if isinstance(self.code, Failure):
-                raise self.code
-            return {"ok": True}
         if op == "start":
-            self.end_child(clean=True)
+            if self.child is not None:
+                raise Failure("crashed", "a trial started before the last one ended")
             self.start_child(request)
             return {"ok": True}
         if op == "call":
@@ -280,12 +324,12 @@ class Supervisor:
     def start_child(self, request):
         to_child, requests_fd = os.pipe()
         answers_fd, from_child = os.pipe()
-        supervisor = os.getpid()
+        relay = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(requests_fd)
             os.close(answers_fd)
-            self.seccomp.die_with_parent(supervisor)
+            self.seccomp.die_with_parent(relay)
             child_main(to_child, from_child, self.setup, self.code, request, self.seccomp, self.child_filter)
         os.close(to_child)
         os.close(from_child)
@@ -486,7 +530,7 @@ def child_main(requests_fd, answers_fd, setup, code, request, seccomp, child_fil
             pass
         allowed = frozenset(setup["modules"])
         names = safe_builtins(allowed)
-        random.seed(request["seed"])
+        seed_every_generator(request["seed"])
         if seccomp.install(child_filter):
             layers.append("seccomp allow-list")
         install_audit_hook(allowed)
@@ -555,6 +599,22 @@ def reply(message):
     except (ValueError, RecursionError):
         text = json.dumps({"ok": False, "kind": "wrong return type", "detail": "returned a value JSON cannot hold"})
     write_all(1, (text + "\n").encode("utf-8", "replace"))
+
+
+def seed_every_generator(seed):
+    """Every draw a strategy can make through the allowed modules comes from the trial's seed: the
+    module's own generator; a ``Random()`` or ``random.seed()`` given no seed, which would read the
+    kernel's entropy; and ``SystemRandom``, which reads it at every draw."""
+    stream = random.Random(f"entropy of trial {seed}")
+    seed_from_the_kernel = random.Random.seed
+
+    def seed_from_the_trial(self, a=None, version=2):
+        seed_from_the_kernel(self, stream.getrandbits(256) if a is None else a, version)
+
+    random.Random.seed = seed_from_the_trial
+    random.seed = random._inst.seed
+    random._urandom = os.urandom = stream.randbytes
+    random.seed(seed)
 
 
 def install_audit_hook(allowed):
