@@ -198,8 +198,8 @@ def verdict_changes(changes: Sequence[CellChange]) -> list[str]:
     of them fails the comparison (only a DROP does)."""
     meaning = {
         "met -> inconclusive": "the new trials no longer show the criterion holds, nor that it does not: the evidence weakened, "
-                               "which is no regression by itself (only a DROP is one); more trials would decide",
-        "met -> missed": "the new trials show the criterion does not hold; a regression only where the cell is also a DROP",
+                               "which is no regression by itself (only a significant drop is one); more trials would decide",
+        "met -> missed": "the new trials show the criterion does not hold; a regression only where the cell also dropped significantly",
         "inconclusive -> missed": "the new trials show the criterion does not hold, where the old ones could not decide",
         "inconclusive -> met": "the new trials show the criterion holds, where the old ones could not decide",
         "missed -> inconclusive": "the new trials no longer show the criterion fails, nor that it holds",

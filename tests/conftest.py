@@ -35,6 +35,10 @@ PAPER_TRIALS = 30
 #: Behaviours whose cells play another number of trials than the paper's 30: the commons plays 10
 #: societies of 4 villagers over 10 rounds a cell.
 TRIALS_PER_CELL = {"commons": 10}
+#: The trial counts a behaviour's plays may have: the prisoner's dilemma's named action cells play
+#: 120 trials (its option orders crossed with which label names which action, 30 of each pattern),
+#: its strategy cells and generated dilemmas the paper's 30.
+PLAY_TRIALS = {"rational_vs_credible": {PAPER_TRIALS, 120}}
 
 
 def run_behaviours(tmp: Path, *options: str) -> tuple[int, dict, str]:

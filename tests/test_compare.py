@@ -170,7 +170,7 @@ def test_met_then_inconclusive_is_shown_and_explained_but_is_no_regression_by_it
     assert not change.dropped and change.worse_by > 0.2 and change.verdict_change == "met -> inconclusive"
     assert (change.to_json()["old_verdict"], change.to_json()["new_verdict"]) == ("met", "inconclusive")
     (note,) = compare.verdict_changes([change])
-    assert note.startswith("1 cell met -> inconclusive (ultimatum ") and "no regression by itself (only a DROP is one)" in note
+    assert note.startswith("1 cell met -> inconclusive (ultimatum ") and "no regression by itself (only a significant drop is one)" in note
     assert "met -> inconclusive" in compare.render([change], width=300)
 
 
