@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import vcr
-import yaml
 from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
 from vcr.request import Request
@@ -225,16 +224,18 @@ def recorded_exchange(exchange: Any) -> tuple[Request, dict]:
     if type(code) is not int or not 100 <= code <= 599:
         raise ValueError("a response without an HTTP status code")
     message = status.get("message", "")
+    if not isinstance(message, str):
+        raise ValueError("a status message that is not text")
     content = response.get("body").get("string") if isinstance(response.get("body"), dict) else None
-    if not isinstance(message, str) or not isinstance(content, (str, bytes)):
-        raise ValueError("a response without its body" if not isinstance(content, (str, bytes)) else "a status message that is not text")
+    if not isinstance(content, (str, bytes)):
+        raise ValueError("a response without its body")
     try:
         rebuilt_request = Request(method, uri, body, _headers(request.get("headers", {})))
         content = content.encode("utf-8") if isinstance(content, str) else content
     except UnicodeEncodeError:
         raise ValueError("a body that is not UTF-8 text") from None
-    rebuilt_response = {"status": {"code": code, "message": message}, "headers": _headers(response.get("headers", {})), "body": {"string": content}}
-    return rebuilt_request, rebuilt_response
+    headers = _headers(response.get("headers", {}))
+    return rebuilt_request, {"status": {"code": code, "message": message}, "headers": headers, "body": {"string": content}}
 
 
 def _headers(headers: Any) -> dict[str, list[str]]:
@@ -277,9 +278,9 @@ def _reason(error: BaseException) -> str:
     return (lines[0] if lines else type(error).__name__)[:160]
 
 
-def _recorder(persister: SafePersister) -> vcr.VCR:
+def _recorder(persister, record_mode: str) -> vcr.VCR:
     recorder = vcr.VCR(
-        record_mode=RECORD_MODES[persister.record_mode],
+        record_mode=RECORD_MODES[record_mode],
         match_on=[MATCHER],
         before_record_request=_scrub_request,
         before_record_response=_scrub_response,
@@ -297,12 +298,38 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
     if record_mode not in RECORD_MODES:
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
-    with _recorder(persister).use_cassette(str(path)) as tape:
+    with _recorder(persister, record_mode).use_cassette(str(path)) as tape:
         tape._gaamas_index = RequestIndex(tape)
         tape._gaamas_index.install()
         yield tape
     if persister.error is not None:
         raise persister.error
+
+
+class _Held:
+    """A persister of exchanges held in memory (checked by ``recorded_exchange``), that writes nothing."""
+
+    def __init__(self, exchanges: list[dict[str, Any]]):
+        self.exchanges = exchanges
+
+    def load_cassette(self, cassette_path, serializer):
+        if not self.exchanges:
+            raise CassetteNotFoundError()
+        held = [recorded_exchange(exchange) for exchange in self.exchanges]
+        return [request for request, _ in held], [response for _, response in held]
+
+    def save_cassette(self, cassette_path, cassette_dict, serializer):
+        pass
+
+
+@contextlib.contextmanager
+def replaying(exchanges: list[dict[str, Any]], name: str = "the journaled exchanges") -> Iterator:
+    """Every HTTP exchange inside the block served from ``exchanges`` alone, each once, as a replay
+    serves a cassette; any other request is refused as in replay-only mode, whatever cassette is
+    open around the block. Nothing is written."""
+    with _recorder(_Held(exchanges), "none").use_cassette(name) as tape:
+        RequestIndex(tape).install()
+        yield tape
 
 
 class RequestIndex:
@@ -389,10 +416,10 @@ def restore(tape, exchanges: list[dict[str, Any]]) -> int:
     held = {request_key(request) for request in tape.requests}
     restored = 0
     for exchange in exchanges:
-        request = Request._from_dict(exchange["request"])
+        request, response = recorded_exchange(exchange)
         if request_key(request) in held:
             continue
-        tape.append(request, compat.convert_to_bytes(copy.deepcopy(exchange["response"])))
+        tape.append(request, response)
         held.add(request_key(request))
         restored += 1
     return restored

@@ -10,6 +10,12 @@ The file is ``<item>.<fingerprint>.jsonl``: the fingerprint of model, game, seed
 in its name, so runs at another seed or temperature keep journals of their own. Its first line is a
 header; each other line is one trial. A line that cannot be read (cut short by a crash, or damaged)
 costs that line only: its trial is played again.
+
+What a line says of its trial (the decisions, the outcome) is kept for whoever reads the file, and
+never believed: anyone can write a journal. A run takes from it only the recorded exchanges, and
+plays each trial again through the game from them (``Experiment._rebuilt_from_journal``), as a
+replay would; a trial whose exchanges do not carry it to its end is played again in full. The file
+is read within :data:`MAX_JOURNAL_BYTES` and only if it is a regular file (a FIFO would block).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from . import safejson
-from .cassettes import write_atomically
-from .errors import UnreadableFile, UnwritableOutput
+from .cassettes import MAX_CASSETTE_BYTES, recorded_exchange, write_atomically
+from .errors import UnwritableOutput
 from .play import TrialRecord
 
 FORMAT = 2
+#: A journal holds a cassette's exchanges and the trials' records beside them.
+MAX_JOURNAL_BYTES = 2 * MAX_CASSETTE_BYTES
 
 
 @dataclass
@@ -47,16 +55,11 @@ class Journal:
         self._handle = None
 
     def _load(self) -> dict[int, JournalEntry]:
+        remedy = "move it away (its trials are then asked again), then run again"
         try:
-            with self.path.open("rb") as handle:
-                lines = handle.read().split(b"\n")
+            lines = safejson.read_bytes(self.path, what="journal", remedy=remedy, limit=MAX_JOURNAL_BYTES).split(b"\n")
         except FileNotFoundError:
             return {}
-        except OSError as error:
-            raise UnreadableFile(
-                f"{self.path}: cannot read this journal ({error.strerror}); fix its permissions or move it away, "
-                "then run again"
-            ) from None
         finished = {}
         for line in lines:
             if not line.strip():
@@ -69,13 +72,20 @@ class Journal:
                     continue
                 record = TrialRecord.from_json(data)
                 exchanges = data.get("exchanges", [])
-                if type(record.trial) is not int or not isinstance(exchanges, list) or not all(isinstance(e, dict) for e in exchanges):
+                if type(record.trial) is not int or not isinstance(exchanges, list):
                     raise TypeError("exchanges")
+                for exchange in exchanges:
+                    recorded_exchange(exchange)
             except (safejson.JSONError, KeyError, TypeError, ValueError, AttributeError):
                 self.unreadable_lines += 1
                 continue
             finished[record.trial] = JournalEntry(record, exchanges)
         return finished
+
+    def keep(self, replayed: dict[int, TrialRecord]) -> None:
+        """Of the trials finished before this run, the journal holds from now on those ``replayed``
+        from their exchanges, with the records the replay made, not what its lines said."""
+        self.finished = {trial: JournalEntry(record, self.finished[trial].exchanges) for trial, record in replayed.items()}
 
     def write(self, record: TrialRecord, exchanges: list[dict[str, Any]]) -> None:
         entry = JournalEntry(record, exchanges)

@@ -7,6 +7,7 @@ The chat server here is the suite's loopback stand-in (``conftest.FakeChatServer
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_gaamas.errors import UnwritableOutput
 from pytest_gaamas.journal import Journal
 from pytest_gaamas.play import RoundRecord, TrialRecord
 from conftest import outlives
@@ -282,3 +284,129 @@ def test_credentials_in_the_servers_url_are_written_and_shown_nowhere(behaviour_
     assert "cannot reach" in shown
     for text in [*written, shown]:
         assert "hunter2" not in text and "alice" not in text
+
+
+# -- files the suite reads, bounded before they are parsed ------------------------------------------
+
+
+def test_a_cassette_of_80_kb_of_brackets_fails_its_item_in_one_line_and_the_run_log_is_written(behaviour_project, serving):
+    serving()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    cassette = cassette_of(behaviour_project)
+    cassette.write_text("interactions: " + "[" * 80_000)
+    result = behaviour_project.runpytest_subprocess(
+        *MODEL, "--gaamas-model=reference:rational", "--gaamas-trials=1", "--gaamas-record=none", "-n", "2", "--gaamas-json=run.json"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    no_traceback(result)
+    assert "crashed" not in result.stdout.str() and "During handling" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{cassette}: not a readable cassette (nested more than 64 levels deep); restore it with*"])
+    run = json.loads((behaviour_project.path / "run.json").read_text())
+    assert {score["model"] for score in run["scores"]} == {"reference:rational"}  # the other item's, written all the same
+
+
+# -- a journal is believed only through the exchanges it recorded -----------------------------------
+
+
+def trials_in_run_log(project) -> list[dict]:
+    run = json.loads((project.path / "run.json").read_text())
+    (play,) = run["plays"].values()
+    return play["trials"]
+
+
+def forged(line: dict, **changes) -> str:
+    lie = {**line, "outcome": {**line["outcome"], "valid": True, "ccei": 0.123}, **changes}
+    lie["rounds"] = [{**r, "value": [1000, -900], "valid": True, "reason": ""} for r in line["rounds"]]
+    return json.dumps(lie)
+
+
+def test_a_journal_is_believed_only_through_its_recorded_exchanges_replayed_through_the_game(behaviour_project, serving):
+    serving(die_after=30)  # trial 0 answered and journaled, then the server dies
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=once").assert_outcomes(failed=1)
+    (journal,) = journals_of(behaviour_project)
+    header, honest = journal.read_text().splitlines()
+    honest = json.loads(honest)
+    assert len(honest["exchanges"]) == REQUESTS_PER_TRIAL
+    without_request = [{"response": e["response"]} for e in honest["exchanges"]]
+    journal.write_text("\n".join([
+        header,
+        forged(honest),  # trial 0: its record lies, its exchanges are true
+        forged(honest, trial=1, exchanges=[]),  # trial 1: an impossible decision and no reply at all
+        forged(honest, trial=2, exchanges=honest["exchanges"][:3]),  # trial 2: the exchanges of another trial, cut short
+        forged(honest, trial=5, exchanges=without_request),
+        json.dumps({**honest, "trial": 6, "outcome": "valid"}),
+        json.dumps({**honest, "trial": 7, "outcome": {"valid": [1]}, "rounds": [{"seed": 1}]}),
+    ]) + "\n")  # fmt: skip
+
+    healthy = serving()
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=once", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    no_traceback(result)
+    # Trial 0 replayed from its journaled exchanges; trial 1 from the 5 answers the cassette kept of
+    # it, then asked; trial 2 asked whole.
+    assert len(healthy.requests) == 3 * REQUESTS_PER_TRIAL - 30
+    assert {body["seed"] for body in healthy.requests}.isdisjoint(r["seed"] for r in honest["rounds"])
+    trials = trials_in_run_log(behaviour_project)
+    assert trials[0]["outcome"] == honest["outcome"] and all(t["outcome"].get("ccei") != 0.123 for t in trials)
+    assert all(r["value"] != [1000, -900] for trial in trials for r in trial["rounds"])
+    assert not journals_of(behaviour_project)
+    healthy.close()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=none").assert_outcomes(passed=1)
+
+
+def test_replay_only_reads_no_journal_and_leaves_it_where_it_is(behaviour_project, serving):
+    serving(die_after=30)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
+    (journal,) = journals_of(behaviour_project)
+    header, line = journal.read_text().splitlines()
+    lies = "\n".join([header] + [forged(json.loads(line), trial=t, exchanges=[]) for t in range(2)]) + "\n"
+    serving()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-json=run.json").assert_outcomes(passed=1)
+    honest = trials_in_run_log(behaviour_project)
+    assert not journal.exists()
+    journal.write_text(lies)
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=none", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    assert trials_in_run_log(behaviour_project) == honest
+    assert journal.read_text() == lies
+
+
+@pytest.mark.parametrize("damage", ["an exchange without its request", "a response without its status", "a status that is text",
+                                    "a request that is a list", "exchanges that are a mapping", "a body that is a number"])  # fmt: skip
+def test_a_journal_line_with_a_damaged_exchange_costs_that_trial_only(tmp_path, damage):
+    exchange = {"request": {"method": "POST", "uri": "http://h/v1/chat/completions", "body": "{}", "headers": {}},
+                "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "{}"}}}  # fmt: skip
+    broken = json.loads(json.dumps(exchange))
+    if damage == "an exchange without its request":
+        del broken["request"]
+    elif damage == "a response without its status":
+        del broken["response"]["status"]
+    elif damage == "a status that is text":
+        broken["response"]["status"]["code"] = "200"
+    elif damage == "a request that is a list":
+        broken["request"] = [1, 2]
+    elif damage == "a body that is a number":
+        broken["response"]["body"]["string"] = 12
+    journal = Journal(tmp_path / "item", "abc")
+    journal.write(record(0), [exchange])
+    journal.write(record(1), [exchange, broken] if damage != "exchanges that are a mapping" else [])
+    journal.close(complete=False)
+    if damage == "exchanges that are a mapping":
+        lines = journal.path.read_text().splitlines()
+        lines[2] = json.dumps({**json.loads(lines[2]), "exchanges": exchange})
+        journal.path.write_text("\n".join(lines) + "\n")
+    again = Journal(tmp_path / "item", "abc")
+    assert sorted(again.finished) == [0] and again.unreadable_lines == 1
+
+
+def test_a_fifo_where_the_journal_is_fails_its_item_in_one_line_without_waiting(behaviour_project, serving):
+    serving(die_after=30)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
+    (journal,) = journals_of(behaviour_project)
+    journal.unlink()
+    os.mkfifo(journal)
+    serving()
+    result = behaviour_project.runpytest_subprocess(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", timeout=300)
+    result.assert_outcomes(failed=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines([f"*{journal}: a FIFO, not a journal; move it away*"])
