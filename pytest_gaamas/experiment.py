@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -308,8 +309,8 @@ class Experiment:
     def _write_model_meta(self, meta_path: Path) -> None:
         provenance = self.model.provenance()
         meta = {**provenance, "recorded_with": f"pytest-gaamas {__version__}"}
-        if meta_path.exists() and read_model_meta(meta_path) == meta:
-            return
+        if recorded_model(meta_path) == (meta, None):
+            return  # a damaged one is replaced: `once` refused it before recording, `all` records afresh
         cassettes.write_atomically(meta_path, json.dumps(meta, indent=2, sort_keys=True) + "\n", what="model description")
 
     @property
@@ -456,6 +457,17 @@ def read_model_meta(path: Path) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise UnreadableFile(f"{path}: not a model description (a JSON object); restore it with `git checkout -- {path}`")
     return meta
+
+
+def recorded_model(path: Path) -> tuple[dict[str, Any], str | None]:
+    """What ``model.json`` says (nothing, when there is none), and why it cannot be read (None when
+    it can): for a replay, which needs it only to say where its answers came from, and goes on."""
+    if not os.path.lexists(path):
+        return {}, None
+    try:
+        return read_model_meta(path), None
+    except UnreadableFile as error:
+        return {}, str(error)
 
 
 def behaviour_name(item: pytest.Item) -> str:

@@ -399,6 +399,36 @@ def test_a_journal_line_with_a_damaged_exchange_costs_that_trial_only(tmp_path, 
     assert sorted(again.finished) == [0] and again.unreadable_lines == 1
 
 
+# -- model.json when replaying, and files that are not regular files ------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["deep JSON", "a list", "binary", "a FIFO", "a directory"])
+def test_a_damaged_model_description_when_replaying_is_one_line_early_and_the_run_log_is_written(behaviour_project, serving, damage):
+    serving()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    meta = behaviour_project.path / "cassettes" / "openai-fake" / "model.json"
+    meta.unlink()
+    if damage == "a FIFO":
+        os.mkfifo(meta)
+    elif damage == "a directory":
+        meta.mkdir()
+    else:
+        meta.write_bytes({"deep JSON": b'{"digest": ' + b"[" * 5000, "a list": b"[1]", "binary": b"\xff\x00" * 50}[damage])
+    result = behaviour_project.runpytest_subprocess(
+        *MODEL, "--gaamas-trials=1", "--gaamas-record=none", "--gaamas-json=run.json", "--gaamas-markdown=summary.md", timeout=300
+    )  # a FIFO read would block: the timeout fails the test
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    no_traceback(result)
+    said = "".join(result.stdout.str().split())  # the line wraps to the terminal, at spaces and hyphens
+    early = "".join(f"gaamas: {meta}: ".split())
+    assert early in said and said.index(early) < said.index("test_garp_consistency.py")
+    assert "restoreitwith`gitcheckout--" in said
+    (model,) = json.loads((behaviour_project.path / "run.json").read_text())["run"]["models"]
+    assert model["recorded_digest"] is None and str(meta) in model["recorded_unreadable"]
+    assert (behaviour_project.path / "summary.md").exists()
+
+
 def test_a_fifo_where_the_journal_is_fails_its_item_in_one_line_without_waiting(behaviour_project, serving):
     serving(die_after=30)
     behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
