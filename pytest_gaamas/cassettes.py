@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import gzip
 import io
 import json
@@ -58,6 +59,8 @@ RECORD_MODES = {
 KEPT_HEADERS = frozenset({"content-type"})
 MATCHER = "gaamas_json_request"
 RESTORE_HINT = "restore it with `git checkout -- {path}`, or record it again with --gaamas-record=all"
+#: A disk that is full, or a quota used up.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 #: What a cassette's YAML may weigh, read or decompressed: 16 times the largest shipped one.
 MAX_CASSETTE_BYTES = 32 << 20
 
@@ -250,7 +253,7 @@ def _headers(headers: Any) -> dict[str, list[str]]:
     return rebuilt
 
 
-def write_atomically(path: Path, text: str | bytes, *, what: str) -> None:
+def write_atomically(path: Path, text: str | bytes, *, what: str, elsewhere: str = "") -> None:
     """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed."""
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
@@ -267,7 +270,15 @@ def write_atomically(path: Path, text: str | bytes, *, what: str) -> None:
                 os.unlink(temporary)
             raise
     except OSError as error:
-        raise UnwritableOutput(f"cannot write the {what} {path} ({_reason(error)}); make its directory writable") from None
+        raise UnwritableOutput(cannot_write(what, path, error, elsewhere)) from None
+
+
+def cannot_write(what: str, path: Path, error: OSError, elsewhere: str = "") -> str:
+    """One line: what could not be written where, and what to do (``elsewhere``: where else it may
+    go, " or ..."); a full disk is said to be one."""
+    if error.errno in DISK_FULL:
+        return f"cannot write the {what} {path}: the disk holding it is full ({error.strerror}); free space on it{elsewhere}"
+    return f"cannot write the {what} {path} ({_reason(error)}); make its directory writable{elsewhere}"
 
 
 def _reason(error: BaseException) -> str:

@@ -20,19 +20,22 @@ is read within :data:`MAX_JOURNAL_BYTES` and only if it is a regular file (a FIF
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import safejson
-from .cassettes import MAX_CASSETTE_BYTES, recorded_exchange, write_atomically
+from .cassettes import MAX_CASSETTE_BYTES, cannot_write, recorded_exchange, write_atomically
 from .errors import UnwritableOutput
 from .play import TrialRecord
 
 FORMAT = 2
 #: A journal holds a cassette's exchanges and the trials' records beside them.
 MAX_JOURNAL_BYTES = 2 * MAX_CASSETTE_BYTES
+#: Where else a journal may go, when its folder cannot take it.
+ELSEWHERE = " or choose another --gaamas-journal-dir, then run again"
 
 
 @dataclass
@@ -95,21 +98,21 @@ class Journal:
                 # so that a crash now leaves the old journal, not half of one.
                 lines = [json.dumps({"format": FORMAT, "fingerprint": self.fingerprint})]
                 lines += [json.dumps(old.to_json()) for old in self.finished.values()]
-                write_atomically(self.path, "\n".join(lines) + "\n", what="journal")
+                write_atomically(self.path, "\n".join(lines) + "\n", what="journal", elsewhere=ELSEWHERE)
                 self._handle = self.path.open("a", encoding="utf-8")
             self._handle.write(json.dumps(entry.to_json()) + "\n")
             self._handle.flush()  # a killed process loses nothing it finished
         except OSError as error:
-            raise UnwritableOutput(
-                f"cannot journal trials to {self.path} ({error.strerror}); make it writable or choose "
-                "another --gaamas-journal-dir"
-            ) from None
+            raise UnwritableOutput(cannot_write("journal", self.path, error, ELSEWHERE)) from None
         self.finished[record.trial] = entry
 
     def close(self, *, complete: bool) -> None:
         """``complete``: every trial is played and safe in the cassette, so the journal goes."""
         if self._handle is not None:
-            self._handle.close()
+            # A line that did not fit (a full disk) was said when it was written; closing would only
+            # try to write it again.
+            with contextlib.suppress(OSError):
+                self._handle.close()
             self._handle = None
         if complete:
             self.path.unlink(missing_ok=True)

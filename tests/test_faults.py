@@ -440,3 +440,45 @@ def test_a_fifo_where_the_journal_is_fails_its_item_in_one_line_without_waiting(
     result.assert_outcomes(failed=1)
     no_traceback(result)
     result.stdout.fnmatch_lines([f"*{journal}: a FIFO, not a journal; move it away*"])
+
+
+# -- a full disk, and what a killed write left ------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 96 KB tmpfs: a real full disk (mounting needs root; elsewhere the test is skipped)."""
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root)")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def test_a_full_disk_under_the_journal_is_one_line_and_loses_no_answered_trial(behaviour_project, serving, small_disk):
+    server = serving()
+    args = [*MODEL, "--gaamas-trials=4", "--gaamas-record=once"]
+    result = behaviour_project.runpytest(*args, f"--gaamas-journal-dir={small_disk}")
+    result.assert_outcomes(failed=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines([f"*cannot write the journal {small_disk}/*: the disk holding it is full (No space left on device); "
+                                 "free space on it or choose another --gaamas-journal-dir, then run again*"])  # fmt: skip
+    answered = len(server.requests)
+    assert answered < 4 * REQUESTS_PER_TRIAL and recorded_trials(cassette_of(behaviour_project)) >= 1
+    behaviour_project.runpytest(*args).assert_outcomes(passed=1)
+    assert len(server.requests) == 4 * REQUESTS_PER_TRIAL, "what was answered before the disk filled was not asked again"
+
+
+def test_a_journal_line_that_does_not_fit_is_one_line_and_closing_after_it_raises_nothing(tmp_path):
+    journal = Journal(tmp_path / "item", "abc")
+    journal.write(record(0), [])
+    journal._handle = open("/dev/full", "a", encoding="utf-8")  # the disk fills up now
+    with pytest.raises(UnwritableOutput) as refused:
+        journal.write(record(1), [])
+    assert str(refused.value) == (
+        f"cannot write the journal {journal.path}: the disk holding it is full (No space left on device); "
+        "free space on it or choose another --gaamas-journal-dir, then run again"
+    )
+    journal.close(complete=False)
+    assert sorted(Journal(tmp_path / "item", "abc").finished) == [0]
