@@ -31,8 +31,11 @@ import gzip
 import io
 import json
 import os
+import re
+import stat
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from functools import lru_cache
@@ -40,6 +43,11 @@ from pathlib import Path
 from typing import Any
 
 import vcr
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: temporary files are written unlocked, and never removed by another run
+    fcntl = None
 from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
 from vcr.request import Request
@@ -61,6 +69,9 @@ MATCHER = "gaamas_json_request"
 RESTORE_HINT = "restore it with `git checkout -- {path}`, or record it again with --gaamas-record=all"
 #: A disk that is full, or a quota used up.
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+#: The temporary files ``write_atomically`` makes (``tempfile.mkstemp`` names them so).
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+STALE_AFTER_S = 60.0
 #: What a cassette's YAML may weigh, read or decompressed: 16 times the largest shipped one.
 MAX_CASSETTE_BYTES = 32 << 20
 
@@ -254,13 +265,18 @@ def _headers(headers: Any) -> dict[str, list[str]]:
 
 
 def write_atomically(path: Path, text: str | bytes, *, what: str, elsewhere: str = "") -> None:
-    """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed."""
+    """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed.
+    The temporary file is locked while it exists, so that what a killed write left can be told from
+    a live one's and removed at the next write into the folder."""
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path.parent)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(handle, "wb") as out:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)  # held until it is renamed, and released by a death
+            with os.fdopen(handle, "wb", closefd=False) as out:
                 out.write(data)
                 out.flush()
                 os.fsync(out.fileno())
@@ -269,6 +285,8 @@ def write_atomically(path: Path, text: str | bytes, *, what: str, elsewhere: str
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+        finally:
+            os.close(handle)
     except OSError as error:
         raise UnwritableOutput(cannot_write(what, path, error, elsewhere)) from None
 
@@ -279,6 +297,30 @@ def cannot_write(what: str, path: Path, error: OSError, elsewhere: str = "") -> 
     if error.errno in DISK_FULL:
         return f"cannot write the {what} {path}: the disk holding it is full ({error.strerror}); free space on it{elsewhere}"
     return f"cannot write the {what} {path} ({_reason(error)}); make its directory writable{elsewhere}"
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files a killed ``write_atomically`` left in ``folder``: those no live
+    writer holds locked (a lock dies with its process) and older than a minute (a writer locks its
+    file the moment it makes it, and nothing takes longer than that to start). Never a live one."""
+    if fcntl is None:
+        return
+    try:
+        names = [name for name in os.listdir(folder) if _TEMPORARY.fullmatch(name)]
+    except OSError:
+        return
+    for name in names:
+        candidate = folder / name
+        with contextlib.suppress(OSError):  # gone meanwhile, or held: left alone
+            descriptor = os.open(candidate, safejson.NONBLOCKING_READ | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                found = os.fstat(descriptor)
+                if stat.S_ISREG(found.st_mode) and time.time() - found.st_mtime > STALE_AFTER_S:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while its writer lives
+                    if os.stat(candidate, follow_symlinks=False).st_ino == found.st_ino:
+                        os.unlink(candidate)
+            finally:
+                os.close(descriptor)
 
 
 def _reason(error: BaseException) -> str:

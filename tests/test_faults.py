@@ -482,3 +482,38 @@ def test_a_journal_line_that_does_not_fit_is_one_line_and_closing_after_it_raise
     )
     journal.close(complete=False)
     assert sorted(Journal(tmp_path / "item", "abc").finished) == [0]
+
+
+def leftover(folder: Path, name: str, *, age_s: float) -> Path:
+    path = folder / name
+    path.write_text("half a cassette")
+    os.utime(path, (time.time() - age_s, time.time() - age_s))
+    return path
+
+
+def test_what_a_killed_write_left_is_removed_at_the_next_write_into_its_folder_and_a_live_writers_file_never(tmp_path):
+    import fcntl
+
+    from pytest_gaamas.cassettes import write_atomically
+
+    killed = leftover(tmp_path, ".test_a.yaml.k1ll3d_x.tmp", age_s=3600)
+    killed_other_name = leftover(tmp_path, ".model.json.abcd1234.tmp", age_s=120)
+    just_made = leftover(tmp_path, ".test_b.yaml.fr3sh_xy.tmp", age_s=0)  # its writer may not hold it locked yet
+    someone_elses = leftover(tmp_path, ".notes.tmp", age_s=3600)
+    live = leftover(tmp_path, ".test_c.yaml.l1ve_xyz.tmp", age_s=3600)  # a slow writer, still writing
+    writer = subprocess.Popen([sys.executable, "-c", f"import fcntl, sys, time\nf = open({str(live)!r}, 'a')\n"
+                               "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert writer.stdout.readline() == "locked\n"
+        write_atomically(tmp_path / "test_d.yaml", "interactions: []\n", what="cassette")
+        assert not killed.exists() and not killed_other_name.exists()
+        assert just_made.exists() and someone_elses.exists() and live.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+    write_atomically(tmp_path / "test_d.yaml", "interactions: []\n", what="cassette")
+    assert not live.exists(), "its writer died: it is a leftover now"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".notes.tmp", ".test_b.yaml.fr3sh_xy.tmp", "test_d.yaml"]
+    with open(tmp_path / "test_d.yaml") as written:  # nothing of ours stays locked
+        fcntl.flock(written, fcntl.LOCK_EX | fcntl.LOCK_NB)
