@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import gzip
 import io
 import json
 import os
+import re
+import stat
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from functools import lru_cache
@@ -39,7 +43,11 @@ from pathlib import Path
 from typing import Any
 
 import vcr
-import yaml
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: temporary files are written unlocked, and never removed by another run
+    fcntl = None
 from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
 from vcr.request import Request
@@ -59,6 +67,11 @@ RECORD_MODES = {
 KEPT_HEADERS = frozenset({"content-type"})
 MATCHER = "gaamas_json_request"
 RESTORE_HINT = "restore it with `git checkout -- {path}`, or record it again with --gaamas-record=all"
+#: A disk that is full, or a quota used up.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+#: The temporary files ``write_atomically`` makes (``tempfile.mkstemp`` names them so).
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+STALE_AFTER_S = 60.0
 #: What a cassette's YAML may weigh, read or decompressed: 16 times the largest shipped one.
 MAX_CASSETTE_BYTES = 32 << 20
 
@@ -225,16 +238,18 @@ def recorded_exchange(exchange: Any) -> tuple[Request, dict]:
     if type(code) is not int or not 100 <= code <= 599:
         raise ValueError("a response without an HTTP status code")
     message = status.get("message", "")
+    if not isinstance(message, str):
+        raise ValueError("a status message that is not text")
     content = response.get("body").get("string") if isinstance(response.get("body"), dict) else None
-    if not isinstance(message, str) or not isinstance(content, (str, bytes)):
-        raise ValueError("a response without its body" if not isinstance(content, (str, bytes)) else "a status message that is not text")
+    if not isinstance(content, (str, bytes)):
+        raise ValueError("a response without its body")
     try:
         rebuilt_request = Request(method, uri, body, _headers(request.get("headers", {})))
         content = content.encode("utf-8") if isinstance(content, str) else content
     except UnicodeEncodeError:
         raise ValueError("a body that is not UTF-8 text") from None
-    rebuilt_response = {"status": {"code": code, "message": message}, "headers": _headers(response.get("headers", {})), "body": {"string": content}}
-    return rebuilt_request, rebuilt_response
+    headers = _headers(response.get("headers", {}))
+    return rebuilt_request, {"status": {"code": code, "message": message}, "headers": headers, "body": {"string": content}}
 
 
 def _headers(headers: Any) -> dict[str, list[str]]:
@@ -249,14 +264,19 @@ def _headers(headers: Any) -> dict[str, list[str]]:
     return rebuilt
 
 
-def write_atomically(path: Path, text: str | bytes, *, what: str) -> None:
-    """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed."""
+def write_atomically(path: Path, text: str | bytes, *, what: str, elsewhere: str = "") -> None:
+    """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed.
+    The temporary file is locked while it exists, so that what a killed write left can be told from
+    a live one's and removed at the next write into the folder."""
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path.parent)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(handle, "wb") as out:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)  # held until it is renamed, and released by a death
+            with os.fdopen(handle, "wb", closefd=False) as out:
                 out.write(data)
                 out.flush()
                 os.fsync(out.fileno())
@@ -265,8 +285,42 @@ def write_atomically(path: Path, text: str | bytes, *, what: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+        finally:
+            os.close(handle)
     except OSError as error:
-        raise UnwritableOutput(f"cannot write the {what} {path} ({_reason(error)}); make its directory writable") from None
+        raise UnwritableOutput(cannot_write(what, path, error, elsewhere)) from None
+
+
+def cannot_write(what: str, path: Path, error: OSError, elsewhere: str = "") -> str:
+    """One line: what could not be written where, and what to do (``elsewhere``: where else it may
+    go, " or ..."); a full disk is said to be one."""
+    if error.errno in DISK_FULL:
+        return f"cannot write the {what} {path}: the disk holding it is full ({error.strerror}); free space on it{elsewhere}"
+    return f"cannot write the {what} {path} ({_reason(error)}); make its directory writable{elsewhere}"
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files a killed ``write_atomically`` left in ``folder``: those no live
+    writer holds locked (a lock dies with its process) and older than a minute (a writer locks its
+    file the moment it makes it, and nothing takes longer than that to start). Never a live one."""
+    if fcntl is None:
+        return
+    try:
+        names = [name for name in os.listdir(folder) if _TEMPORARY.fullmatch(name)]
+    except OSError:
+        return
+    for name in names:
+        candidate = folder / name
+        with contextlib.suppress(OSError):  # gone meanwhile, or held: left alone
+            descriptor = os.open(candidate, safejson.NONBLOCKING_READ | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                found = os.fstat(descriptor)
+                if stat.S_ISREG(found.st_mode) and time.time() - found.st_mtime > STALE_AFTER_S:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while its writer lives
+                    if os.stat(candidate, follow_symlinks=False).st_ino == found.st_ino:
+                        os.unlink(candidate)
+            finally:
+                os.close(descriptor)
 
 
 def _reason(error: BaseException) -> str:
@@ -277,9 +331,9 @@ def _reason(error: BaseException) -> str:
     return (lines[0] if lines else type(error).__name__)[:160]
 
 
-def _recorder(persister: SafePersister) -> vcr.VCR:
+def _recorder(persister, record_mode: str) -> vcr.VCR:
     recorder = vcr.VCR(
-        record_mode=RECORD_MODES[persister.record_mode],
+        record_mode=RECORD_MODES[record_mode],
         match_on=[MATCHER],
         before_record_request=_scrub_request,
         before_record_response=_scrub_response,
@@ -297,12 +351,38 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
     if record_mode not in RECORD_MODES:
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
-    with _recorder(persister).use_cassette(str(path)) as tape:
+    with _recorder(persister, record_mode).use_cassette(str(path)) as tape:
         tape._gaamas_index = RequestIndex(tape)
         tape._gaamas_index.install()
         yield tape
     if persister.error is not None:
         raise persister.error
+
+
+class _Held:
+    """A persister of exchanges held in memory (checked by ``recorded_exchange``), that writes nothing."""
+
+    def __init__(self, exchanges: list[dict[str, Any]]):
+        self.exchanges = exchanges
+
+    def load_cassette(self, cassette_path, serializer):
+        if not self.exchanges:
+            raise CassetteNotFoundError()
+        held = [recorded_exchange(exchange) for exchange in self.exchanges]
+        return [request for request, _ in held], [response for _, response in held]
+
+    def save_cassette(self, cassette_path, cassette_dict, serializer):
+        pass
+
+
+@contextlib.contextmanager
+def replaying(exchanges: list[dict[str, Any]], name: str = "the journaled exchanges") -> Iterator:
+    """Every HTTP exchange inside the block served from ``exchanges`` alone, each once, as a replay
+    serves a cassette; any other request is refused as in replay-only mode, whatever cassette is
+    open around the block. Nothing is written."""
+    with _recorder(_Held(exchanges), "none").use_cassette(name) as tape:
+        RequestIndex(tape).install()
+        yield tape
 
 
 class RequestIndex:
@@ -389,10 +469,10 @@ def restore(tape, exchanges: list[dict[str, Any]]) -> int:
     held = {request_key(request) for request in tape.requests}
     restored = 0
     for exchange in exchanges:
-        request = Request._from_dict(exchange["request"])
+        request, response = recorded_exchange(exchange)
         if request_key(request) in held:
             continue
-        tape.append(request, compat.convert_to_bytes(copy.deepcopy(exchange["response"])))
+        tape.append(request, response)
         held.add(request_key(request))
         restored += 1
     return restored

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from .journal import Journal
 from .models import Model, slug
 from .models.reference import EVERY_GAME, SHORTCUTS
 from .redact import redact_text
-from .play import Game, TrialRecord, fingerprint
+from .play import Game, TrialRecord, fingerprint, play_trial
 from .fidelity import Fidelity, HumanChoices
 from .figures import Figure
 from .report import NO_VALUE, ReferenceRow, Score, cell, p_value_text
@@ -220,48 +221,70 @@ class Experiment:
         return records
 
     def _play_journaled(self, game: Game, trials: int, temperature: float, paths: ItemPaths, played_as: str) -> list[TrialRecord]:
-        journal = Journal(paths.journal, played_as)
+        journal: Journal | None = None
         records: list[TrialRecord] = []
         started = last_report = time.monotonic()
         complete = False
+        failure = None
         try:
+            # Replay only asks no one, so it has nothing to journal; a journal a live run left stays
+            # for the next live run, which puts its exchanges into the cassette.
+            journal = Journal(paths.journal, played_as) if self.settings.record != "none" else None
             with self._recording(paths) as tape:
-                if tape is not None and self.settings.record != "none":
-                    for entry in journal.finished.values():  # answered before a crash: into the cassette
-                        cassettes.restore(tape, entry.exchanges)
+                rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
+                for trial in rebuilt:  # answered before a crash: into the cassette
+                    cassettes.restore(tape, journal.finished[trial].exchanges)
                 start = len(tape.data) if tape is not None else 0
                 played: list[TrialRecord] = []
 
                 def finished(record: TrialRecord) -> None:
                     nonlocal last_report
-                    seeds = {r.seed for r in record.rounds}
-                    journal.write(record, cassettes.exchanges_of(tape, seeds, start) if tape is not None else [])
+                    if journal is not None:
+                        seeds = {r.seed for r in record.rounds}
+                        journal.write(record, cassettes.exchanges_of(tape, seeds, start) if tape is not None else [])
                     played.append(record)
                     if time.monotonic() - last_report >= PROGRESS_EVERY_S:
                         last_report = time.monotonic()
                         invalid = sum(not r.valid for r in played)
                         self._progress(
-                            f"{self.item.name}: {len(journal.finished)}/{trials} trials, {invalid} invalid, "
+                            f"{self.item.name}: {len(rebuilt) + len(played)}/{trials} trials, {invalid} invalid, "
                             f"{last_report - started:.0f} s"
                         )
 
                 fresh = play_trials(
-                    game, self.model, [t for t in range(trials) if t not in journal.finished], seed=self.seed,
+                    game, self.model, [t for t in range(trials) if t not in rebuilt], seed=self.seed,
                     temperature=temperature, concurrency=self.concurrency, finished=finished,
                 )  # fmt: skip
-                by_trial = {r.trial: r for r in fresh} | {t: e.record for t, e in journal.finished.items() if t < trials}
+                by_trial = {r.trial: r for r in fresh} | {t: record for t, record in rebuilt.items() if t < trials}
                 records = [by_trial[t] for t in range(trials)]
                 if tape is not None and self.concurrency > 1:
                     cassettes.in_trial_order(tape, [r.seed for record in fresh for r in record.rounds], start)
             complete = True
         except GaamasError as error:
-            message = f"{self.model.spec}: {redact_text(str(error))}"
+            failure = f"{self.model.spec}: {redact_text(str(error))}"
             if isinstance(error, ModelUnavailable):
-                self.unavailable[self.model.spec] = message  # the model's other items are skipped with it
-            pytest.fail(message, pytrace=False)
+                self.unavailable[self.model.spec] = failure  # the model's other items are skipped with it
         finally:
-            journal.close(complete=complete)
+            if journal is not None:
+                journal.close(complete=complete)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)  # outside the handler: no "during handling" chain under xdist
         return records
+
+    def _rebuilt_from_journal(self, game: Game, journal: Journal, tape, temperature: float) -> dict[int, TrialRecord]:
+        """The trials the journal holds, each played again through the game from the exchanges
+        recorded with it, and from nothing else: what a line says of its trial is never read. A trial
+        whose exchanges do not carry it to its end is left out, to be played again, and so is every
+        trial of an agent without a server (``tape`` None), which recorded no exchange."""
+        rebuilt = {}
+        for trial, entry in journal.finished.items() if tape is not None else ():
+            try:
+                with cassettes.replaying(entry.exchanges):
+                    rebuilt[trial] = play_trial(game, self.model, trial, seed=self.seed, temperature=temperature)
+            except Exception:  # whatever a journal's exchanges make the model or the game raise
+                continue
+        journal.keep(rebuilt)
+        return rebuilt
 
     @contextlib.contextmanager
     def _recording(self, paths: ItemPaths):
@@ -302,8 +325,8 @@ class Experiment:
     def _write_model_meta(self, meta_path: Path) -> None:
         provenance = self.model.provenance()
         meta = {**provenance, "recorded_with": f"pytest-gaamas {__version__}"}
-        if meta_path.exists() and read_model_meta(meta_path) == meta:
-            return
+        if recorded_model(meta_path) == (meta, None):
+            return  # a damaged one is replaced: `once` refused it before recording, `all` records afresh
         cassettes.write_atomically(meta_path, json.dumps(meta, indent=2, sort_keys=True) + "\n", what="model description")
 
     @property
@@ -464,6 +487,17 @@ def read_model_meta(path: Path) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise UnreadableFile(f"{path}: not a model description (a JSON object); restore it with `git checkout -- {path}`")
     return meta
+
+
+def recorded_model(path: Path) -> tuple[dict[str, Any], str | None]:
+    """What ``model.json`` says (nothing, when there is none), and why it cannot be read (None when
+    it can): for a replay, which needs it only to say where its answers came from, and goes on."""
+    if not os.path.lexists(path):
+        return {}, None
+    try:
+        return read_model_meta(path), None
+    except UnreadableFile as error:
+        return {}, str(error)
 
 
 def behaviour_name(item: pytest.Item) -> str:

@@ -10,21 +10,32 @@ The file is ``<item>.<fingerprint>.jsonl``: the fingerprint of model, game, seed
 in its name, so runs at another seed or temperature keep journals of their own. Its first line is a
 header; each other line is one trial. A line that cannot be read (cut short by a crash, or damaged)
 costs that line only: its trial is played again.
+
+What a line says of its trial (the decisions, the outcome) is kept for whoever reads the file, and
+never believed: anyone can write a journal. A run takes from it only the recorded exchanges, and
+plays each trial again through the game from them (``Experiment._rebuilt_from_journal``), as a
+replay would; a trial whose exchanges do not carry it to its end is played again in full. The file
+is read within :data:`MAX_JOURNAL_BYTES` and only if it is a regular file (a FIFO would block).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import safejson
-from .cassettes import write_atomically
-from .errors import UnreadableFile, UnwritableOutput
+from .cassettes import MAX_CASSETTE_BYTES, cannot_write, recorded_exchange, write_atomically
+from .errors import UnwritableOutput
 from .play import TrialRecord
 
 FORMAT = 2
+#: A journal holds a cassette's exchanges and the trials' records beside them.
+MAX_JOURNAL_BYTES = 2 * MAX_CASSETTE_BYTES
+#: Where else a journal may go, when its folder cannot take it.
+ELSEWHERE = " or choose another --gaamas-journal-dir, then run again"
 
 
 @dataclass
@@ -47,16 +58,11 @@ class Journal:
         self._handle = None
 
     def _load(self) -> dict[int, JournalEntry]:
+        remedy = "move it away (its trials are then asked again), then run again"
         try:
-            with self.path.open("rb") as handle:
-                lines = handle.read().split(b"\n")
+            lines = safejson.read_bytes(self.path, what="journal", remedy=remedy, limit=MAX_JOURNAL_BYTES).split(b"\n")
         except FileNotFoundError:
             return {}
-        except OSError as error:
-            raise UnreadableFile(
-                f"{self.path}: cannot read this journal ({error.strerror}); fix its permissions or move it away, "
-                "then run again"
-            ) from None
         finished = {}
         for line in lines:
             if not line.strip():
@@ -69,13 +75,20 @@ class Journal:
                     continue
                 record = TrialRecord.from_json(data)
                 exchanges = data.get("exchanges", [])
-                if type(record.trial) is not int or not isinstance(exchanges, list) or not all(isinstance(e, dict) for e in exchanges):
+                if type(record.trial) is not int or not isinstance(exchanges, list):
                     raise TypeError("exchanges")
+                for exchange in exchanges:
+                    recorded_exchange(exchange)
             except (safejson.JSONError, KeyError, TypeError, ValueError, AttributeError):
                 self.unreadable_lines += 1
                 continue
             finished[record.trial] = JournalEntry(record, exchanges)
         return finished
+
+    def keep(self, replayed: dict[int, TrialRecord]) -> None:
+        """Of the trials finished before this run, the journal holds from now on those ``replayed``
+        from their exchanges, with the records the replay made, not what its lines said."""
+        self.finished = {trial: JournalEntry(record, self.finished[trial].exchanges) for trial, record in replayed.items()}
 
     def write(self, record: TrialRecord, exchanges: list[dict[str, Any]]) -> None:
         entry = JournalEntry(record, exchanges)
@@ -85,21 +98,21 @@ class Journal:
                 # so that a crash now leaves the old journal, not half of one.
                 lines = [json.dumps({"format": FORMAT, "fingerprint": self.fingerprint})]
                 lines += [json.dumps(old.to_json()) for old in self.finished.values()]
-                write_atomically(self.path, "\n".join(lines) + "\n", what="journal")
+                write_atomically(self.path, "\n".join(lines) + "\n", what="journal", elsewhere=ELSEWHERE)
                 self._handle = self.path.open("a", encoding="utf-8")
             self._handle.write(json.dumps(entry.to_json()) + "\n")
             self._handle.flush()  # a killed process loses nothing it finished
         except OSError as error:
-            raise UnwritableOutput(
-                f"cannot journal trials to {self.path} ({error.strerror}); make it writable or choose "
-                "another --gaamas-journal-dir"
-            ) from None
+            raise UnwritableOutput(cannot_write("journal", self.path, error, ELSEWHERE)) from None
         self.finished[record.trial] = entry
 
     def close(self, *, complete: bool) -> None:
         """``complete``: every trial is played and safe in the cassette, so the journal goes."""
         if self._handle is not None:
-            self._handle.close()
+            # A line that did not fit (a full disk) was said when it was written; closing would only
+            # try to write it again.
+            with contextlib.suppress(OSError):
+                self._handle.close()
             self._handle = None
         if complete:
             self.path.unlink(missing_ok=True)

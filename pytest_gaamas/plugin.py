@@ -20,7 +20,7 @@ import pytest
 from . import cassettes, compare, runlog
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictNotMet
-from .experiment import RECORDED_PROPERTY, Experiment
+from .experiment import RECORDED_PROPERTY, Experiment, recorded_model
 from .models import Model, resolve
 from .provenance import run_provenance
 from .report import TABLE_WIDTH, build_tables
@@ -197,6 +197,8 @@ class GaamasSession:
                 how = ("anything not recorded there is asked live from the model and recorded "
                        "(--gaamas-record=once; --gaamas-record=none replays only)")  # fmt: skip
             lines.append(f"gaamas: {spec}: {held} cassettes in {folder}; {how}")
+            unreadable = recorded_model(self.settings.cassette_dir / model.directory / "model.json")[1]
+            lines += [f"gaamas: {unreadable}"] if unreadable else []
         return lines
 
     def _check_cassettes(self, session: pytest.Session) -> None:

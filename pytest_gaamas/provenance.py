@@ -7,16 +7,15 @@ import sys
 from datetime import datetime
 
 from . import __version__
-from .experiment import read_model_meta
+from .experiment import recorded_model
 
 
 def _recorded(state, spec: str) -> dict:
     model = state.model(spec)
-    meta_path = state.settings.cassette_dir / model.directory / "model.json"
-    if not meta_path.exists():
-        return {}
-    meta = read_model_meta(meta_path)
-    return {"recorded_digest": meta.get("digest"), "recorded_with": meta.get("recorded_with")}
+    meta, unreadable = recorded_model(state.settings.cassette_dir / model.directory / "model.json")
+    if unreadable:  # said when the session began; the run log is written all the same
+        return {"recorded_digest": None, "recorded_with": None, "recorded_unreadable": unreadable}
+    return {"recorded_digest": meta.get("digest"), "recorded_with": meta.get("recorded_with")} if meta else {}
 
 
 def run_provenance(state, *, finished: datetime) -> dict:

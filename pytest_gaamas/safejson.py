@@ -118,6 +118,9 @@ def _encodable(text: str) -> None:
 #: What a small JSON file the suite reads (``model.json``) may weigh.
 MAX_FILE_BYTES = 1 << 20
 
+#: Opening for reading without waiting: a FIFO opens at once rather than waiting for a writer.
+NONBLOCKING_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket",
           stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}  # fmt: skip
 
@@ -144,7 +147,7 @@ def read_bytes(path: Path, *, what: str, remedy: str, limit: int) -> bytes:
     try:
         kind = _KINDS.get(stat.S_IFMT(os.stat(path).st_mode))
         if kind is None:  # a regular file; a FIFO is not even opened
-            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            descriptor = os.open(path, NONBLOCKING_READ)
     except FileNotFoundError:
         raise
     except OSError as error:

@@ -7,6 +7,7 @@ The chat server here is the suite's loopback stand-in (``conftest.FakeChatServer
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_gaamas.errors import UnwritableOutput
 from pytest_gaamas.journal import Journal
 from pytest_gaamas.play import RoundRecord, TrialRecord
 from conftest import outlives
@@ -282,3 +284,236 @@ def test_credentials_in_the_servers_url_are_written_and_shown_nowhere(behaviour_
     assert "cannot reach" in shown
     for text in [*written, shown]:
         assert "hunter2" not in text and "alice" not in text
+
+
+# -- files the suite reads, bounded before they are parsed ------------------------------------------
+
+
+def test_a_cassette_of_80_kb_of_brackets_fails_its_item_in_one_line_and_the_run_log_is_written(behaviour_project, serving):
+    serving()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    cassette = cassette_of(behaviour_project)
+    cassette.write_text("interactions: " + "[" * 80_000)
+    result = behaviour_project.runpytest_subprocess(
+        *MODEL, "--gaamas-model=reference:rational", "--gaamas-trials=1", "--gaamas-record=none", "-n", "2", "--gaamas-json=run.json"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    no_traceback(result)
+    assert "crashed" not in result.stdout.str() and "During handling" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{cassette}: not a readable cassette (nested more than 64 levels deep); restore it with*"])
+    run = json.loads((behaviour_project.path / "run.json").read_text())
+    assert {score["model"] for score in run["scores"]} == {"reference:rational"}  # the other item's, written all the same
+
+
+# -- a journal is believed only through the exchanges it recorded -----------------------------------
+
+
+def trials_in_run_log(project) -> list[dict]:
+    run = json.loads((project.path / "run.json").read_text())
+    (play,) = run["plays"].values()
+    return play["trials"]
+
+
+def forged(line: dict, **changes) -> str:
+    lie = {**line, "outcome": {**line["outcome"], "valid": True, "ccei": 0.123}, **changes}
+    lie["rounds"] = [{**r, "value": [1000, -900], "valid": True, "reason": ""} for r in line["rounds"]]
+    return json.dumps(lie)
+
+
+def test_a_journal_is_believed_only_through_its_recorded_exchanges_replayed_through_the_game(behaviour_project, serving):
+    serving(die_after=30)  # trial 0 answered and journaled, then the server dies
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=once").assert_outcomes(failed=1)
+    (journal,) = journals_of(behaviour_project)
+    header, honest = journal.read_text().splitlines()
+    honest = json.loads(honest)
+    assert len(honest["exchanges"]) == REQUESTS_PER_TRIAL
+    without_request = [{"response": e["response"]} for e in honest["exchanges"]]
+    journal.write_text("\n".join([
+        header,
+        forged(honest),  # trial 0: its record lies, its exchanges are true
+        forged(honest, trial=1, exchanges=[]),  # trial 1: an impossible decision and no reply at all
+        forged(honest, trial=2, exchanges=honest["exchanges"][:3]),  # trial 2: the exchanges of another trial, cut short
+        forged(honest, trial=5, exchanges=without_request),
+        json.dumps({**honest, "trial": 6, "outcome": "valid"}),
+        json.dumps({**honest, "trial": 7, "outcome": {"valid": [1]}, "rounds": [{"seed": 1}]}),
+    ]) + "\n")  # fmt: skip
+
+    healthy = serving()
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=once", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    no_traceback(result)
+    # Trial 0 replayed from its journaled exchanges; trial 1 from the 5 answers the cassette kept of
+    # it, then asked; trial 2 asked whole.
+    assert len(healthy.requests) == 3 * REQUESTS_PER_TRIAL - 30
+    assert {body["seed"] for body in healthy.requests}.isdisjoint(r["seed"] for r in honest["rounds"])
+    trials = trials_in_run_log(behaviour_project)
+    assert trials[0]["outcome"] == honest["outcome"] and all(t["outcome"].get("ccei") != 0.123 for t in trials)
+    assert all(r["value"] != [1000, -900] for trial in trials for r in trial["rounds"])
+    assert not journals_of(behaviour_project)
+    healthy.close()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=none").assert_outcomes(passed=1)
+
+
+def test_replay_only_reads_no_journal_and_leaves_it_where_it_is(behaviour_project, serving):
+    serving(die_after=30)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
+    (journal,) = journals_of(behaviour_project)
+    header, line = journal.read_text().splitlines()
+    lies = "\n".join([header] + [forged(json.loads(line), trial=t, exchanges=[]) for t in range(2)]) + "\n"
+    serving()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-json=run.json").assert_outcomes(passed=1)
+    honest = trials_in_run_log(behaviour_project)
+    assert not journal.exists()
+    journal.write_text(lies)
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=none", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    assert trials_in_run_log(behaviour_project) == honest
+    assert journal.read_text() == lies
+
+
+@pytest.mark.parametrize("damage", ["an exchange without its request", "a response without its status", "a status that is text",
+                                    "a request that is a list", "exchanges that are a mapping", "a body that is a number"])  # fmt: skip
+def test_a_journal_line_with_a_damaged_exchange_costs_that_trial_only(tmp_path, damage):
+    exchange = {"request": {"method": "POST", "uri": "http://h/v1/chat/completions", "body": "{}", "headers": {}},
+                "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "{}"}}}  # fmt: skip
+    broken = json.loads(json.dumps(exchange))
+    if damage == "an exchange without its request":
+        del broken["request"]
+    elif damage == "a response without its status":
+        del broken["response"]["status"]
+    elif damage == "a status that is text":
+        broken["response"]["status"]["code"] = "200"
+    elif damage == "a request that is a list":
+        broken["request"] = [1, 2]
+    elif damage == "a body that is a number":
+        broken["response"]["body"]["string"] = 12
+    journal = Journal(tmp_path / "item", "abc")
+    journal.write(record(0), [exchange])
+    journal.write(record(1), [exchange, broken] if damage != "exchanges that are a mapping" else [])
+    journal.close(complete=False)
+    if damage == "exchanges that are a mapping":
+        lines = journal.path.read_text().splitlines()
+        lines[2] = json.dumps({**json.loads(lines[2]), "exchanges": exchange})
+        journal.path.write_text("\n".join(lines) + "\n")
+    again = Journal(tmp_path / "item", "abc")
+    assert sorted(again.finished) == [0] and again.unreadable_lines == 1
+
+
+# -- model.json when replaying, and files that are not regular files ------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["deep JSON", "a list", "binary", "a FIFO", "a directory"])
+def test_a_damaged_model_description_when_replaying_is_one_line_early_and_the_run_log_is_written(behaviour_project, serving, damage):
+    serving()
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    meta = behaviour_project.path / "cassettes" / "openai-fake" / "model.json"
+    meta.unlink()
+    if damage == "a FIFO":
+        os.mkfifo(meta)
+    elif damage == "a directory":
+        meta.mkdir()
+    else:
+        meta.write_bytes({"deep JSON": b'{"digest": ' + b"[" * 5000, "a list": b"[1]", "binary": b"\xff\x00" * 50}[damage])
+    result = behaviour_project.runpytest_subprocess(
+        *MODEL, "--gaamas-trials=1", "--gaamas-record=none", "--gaamas-json=run.json", "--gaamas-markdown=summary.md", timeout=300
+    )  # a FIFO read would block: the timeout fails the test
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    no_traceback(result)
+    said = "".join(result.stdout.str().split())  # the line wraps to the terminal, at spaces and hyphens
+    early = "".join(f"gaamas: {meta}: ".split())
+    assert early in said and said.index(early) < said.index("test_garp_consistency.py")
+    assert "restoreitwith`gitcheckout--" in said
+    (model,) = json.loads((behaviour_project.path / "run.json").read_text())["run"]["models"]
+    assert model["recorded_digest"] is None and str(meta) in model["recorded_unreadable"]
+    assert (behaviour_project.path / "summary.md").exists()
+
+
+def test_a_fifo_where_the_journal_is_fails_its_item_in_one_line_without_waiting(behaviour_project, serving):
+    serving(die_after=30)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
+    (journal,) = journals_of(behaviour_project)
+    journal.unlink()
+    os.mkfifo(journal)
+    serving()
+    result = behaviour_project.runpytest_subprocess(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", timeout=300)
+    result.assert_outcomes(failed=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines([f"*{journal}: a FIFO, not a journal; move it away*"])
+
+
+# -- a full disk, and what a killed write left ------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 96 KB tmpfs: a real full disk (mounting needs root; elsewhere the test is skipped)."""
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root)")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def test_a_full_disk_under_the_journal_is_one_line_and_loses_no_answered_trial(behaviour_project, serving, small_disk):
+    server = serving()
+    args = [*MODEL, "--gaamas-trials=4", "--gaamas-record=once"]
+    result = behaviour_project.runpytest(*args, f"--gaamas-journal-dir={small_disk}")
+    result.assert_outcomes(failed=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines([f"*cannot write the journal {small_disk}/*: the disk holding it is full (No space left on device); "
+                                 "free space on it or choose another --gaamas-journal-dir, then run again*"])  # fmt: skip
+    answered = len(server.requests)
+    assert answered < 4 * REQUESTS_PER_TRIAL and recorded_trials(cassette_of(behaviour_project)) >= 1
+    behaviour_project.runpytest(*args).assert_outcomes(passed=1)
+    assert len(server.requests) == 4 * REQUESTS_PER_TRIAL, "what was answered before the disk filled was not asked again"
+
+
+def test_a_journal_line_that_does_not_fit_is_one_line_and_closing_after_it_raises_nothing(tmp_path):
+    journal = Journal(tmp_path / "item", "abc")
+    journal.write(record(0), [])
+    journal._handle = open("/dev/full", "a", encoding="utf-8")  # the disk fills up now
+    with pytest.raises(UnwritableOutput) as refused:
+        journal.write(record(1), [])
+    assert str(refused.value) == (
+        f"cannot write the journal {journal.path}: the disk holding it is full (No space left on device); "
+        "free space on it or choose another --gaamas-journal-dir, then run again"
+    )
+    journal.close(complete=False)
+    assert sorted(Journal(tmp_path / "item", "abc").finished) == [0]
+
+
+def leftover(folder: Path, name: str, *, age_s: float) -> Path:
+    path = folder / name
+    path.write_text("half a cassette")
+    os.utime(path, (time.time() - age_s, time.time() - age_s))
+    return path
+
+
+def test_what_a_killed_write_left_is_removed_at_the_next_write_into_its_folder_and_a_live_writers_file_never(tmp_path):
+    import fcntl
+
+    from pytest_gaamas.cassettes import write_atomically
+
+    killed = leftover(tmp_path, ".test_a.yaml.k1ll3d_x.tmp", age_s=3600)
+    killed_other_name = leftover(tmp_path, ".model.json.abcd1234.tmp", age_s=120)
+    just_made = leftover(tmp_path, ".test_b.yaml.fr3sh_xy.tmp", age_s=0)  # its writer may not hold it locked yet
+    someone_elses = leftover(tmp_path, ".notes.tmp", age_s=3600)
+    live = leftover(tmp_path, ".test_c.yaml.l1ve_xyz.tmp", age_s=3600)  # a slow writer, still writing
+    writer = subprocess.Popen([sys.executable, "-c", f"import fcntl, sys, time\nf = open({str(live)!r}, 'a')\n"
+                               "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert writer.stdout.readline() == "locked\n"
+        write_atomically(tmp_path / "test_d.yaml", "interactions: []\n", what="cassette")
+        assert not killed.exists() and not killed_other_name.exists()
+        assert just_made.exists() and someone_elses.exists() and live.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+    write_atomically(tmp_path / "test_d.yaml", "interactions: []\n", what="cassette")
+    assert not live.exists(), "its writer died: it is a leftover now"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".notes.tmp", ".test_b.yaml.fr3sh_xy.tmp", "test_d.yaml"]
+    with open(tmp_path / "test_d.yaml") as written:  # nothing of ours stays locked
+        fcntl.flock(written, fcntl.LOCK_EX | fcntl.LOCK_NB)
