@@ -13,6 +13,7 @@ from typing import Any
 import tabulate as tabulate_module
 from tabulate import tabulate
 
+from . import inert
 from .figures import Figure
 from .stats import Estimate
 
@@ -132,10 +133,12 @@ class Table:
         column's values; then, while the table is too wide, the widest column that can still wrap
         does, one character narrower: an interval goes under its value, a label over two lines. Only
         if that is not enough are intervals split too; no word is ever cut. The notes wrap too."""
-        text = _fitted(self.rows, self.headers, width, keep_together=True)
+        rows = [[inert.terminal(value) for value in row] for row in self.rows]  # a cell may hold a model's text
+        headers = [inert.terminal(header) for header in self.headers]
+        text = _fitted(rows, headers, width, keep_together=True)
         if _width(text) > width:
-            text = _fitted(self.rows, self.headers, width, keep_together=False)
-        notes = [f"pass: {c}" for c in self.criteria] + [f"source: {s}" for s in self.sources]
+            text = _fitted(rows, headers, width, keep_together=False)
+        notes = [inert.terminal(f"pass: {c}") for c in self.criteria] + [inert.terminal(f"source: {s}") for s in self.sources]
         wrapped = [textwrap.fill(note, width, subsequent_indent="    ") for note in notes]
         return "\n".join([text, *wrapped])
 

@@ -4,12 +4,14 @@ another exception. Fuzzed with hypothesis, and with the inputs that broke the pa
 
 import json
 import string
+import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import answers, safejson
+from pytest_gaamas import answers, inert, safejson
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.games import bos_agents, commons, dictator, portfolio, prisoners, repeated, ring
 from pytest_gaamas.play import Answer, play_trial
@@ -200,3 +202,63 @@ def test_a_damaged_file_read_as_json_is_one_line_naming_it(tmp_path_factory, con
         safejson.read_file(path, what="model description", remedy="restore it")
     except UnreadableFile as error:
         assert str(path) in str(error) and "restore it" in str(error) and "\n" not in str(error)
+
+
+# -- what the suite prints ------------------------------------------------------------------------
+
+#: Clipboard write (OSC 52), clear screen, a forged green summary line after a line break, a
+#: carriage return over it, a bidirectional override and an 8-bit CSI.
+HOSTILE = "\x1b]52;c;aGFja2Vk\x07\x1b[2J\x1b[1;32m\n=== 40 passed in 0.01s ===\x1b[0m\r\u202e\x9b2J"
+
+
+def _obeyable(text: str) -> list[str]:
+    """The characters of ``text`` a terminal would act on or hide, rather than show."""
+    return [c for c in text if not (c.isprintable() or unicodedata.category(c) == "Zs")]
+
+
+@given(st.text())
+@FAST
+def test_text_made_inert_shows_every_character_and_obeys_none(text):
+    shown = inert.terminal(text)
+    assert not _obeyable(shown) and "\n" not in shown
+    assert shown == text if text.isprintable() else len(shown) > len(text)
+    assert inert.terminal(shown) == shown  # made inert twice, shown the same
+
+
+def test_escape_sequences_are_shown_as_python_writes_them():
+    assert inert.terminal(HOSTILE + "\ud800") == (
+        "\\x1b]52;c;aGFja2Vk\\x07\\x1b[2J\\x1b[1;32m\\n=== 40 passed in 0.01s ===\\x1b[0m\\r\\u202e\\x9b2J\\ud800"
+    )
+    assert inert.terminal("ça coûte 5\u00a0€ 🙂") == "ça coûte 5\u00a0€ 🙂"  # what a person reads is kept
+
+
+def test_a_strategy_whose_exception_carries_escape_sequences_is_shown_not_obeyed(pytester, fake_chat_server, monkeypatch):
+    """The case that wrote to the clipboard, cleared the screen and printed a green summary line
+    through the MISSED line, and again as a failure line under --gaamas-verdicts=fail."""
+    code = f"def my_share(pie: int) -> float:\n    raise ValueError({HOSTILE!r})\n"
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server(content=f"```python\n{code}```").url)
+    pytester.makepyfile(test_ultimatum=(Path(__file__).parents[1] / "behaviours" / "test_ultimatum.py").read_text())
+    args = ("--gaamas-model=openai:fake", "--gaamas-trials=2", "-k", "test_ultimatum and proposer-strategy", "-rA")
+    for verdicts in ("report", "fail"):
+        result = pytester.runpytest(*args, f"--gaamas-verdicts={verdicts}")
+        output = result.stdout.str() + result.stderr.str()
+        assert not _obeyable(output.replace("\n", "")), sorted(set(_obeyable(output.replace("\n", ""))))
+        assert "\\x1b]52;c;aGFja2Vk\\x07" in output  # the reason is there, to be read
+        assert not any(line.startswith("=== 40 passed") for line in output.splitlines())
+        assert result.ret == (pytest.ExitCode.OK if verdicts == "report" else pytest.ExitCode.TESTS_FAILED)
+
+
+def test_failure_and_skip_lines_that_quote_a_model_are_shown_not_obeyed(pytester):
+    """A server's error body or a strategy's output may be quoted in an item's failure or skip line."""
+    pytester.makepyfile(f"""
+        import pytest
+        def test_fails(gaamas):
+            pytest.fail({HOSTILE!r}, pytrace=False)
+        def test_skips(gaamas):
+            pytest.skip({HOSTILE!r})
+        """)  # fmt: skip
+    result = pytester.runpytest("--gaamas-model=reference:rational", "-rA")
+    output = result.stdout.str()
+    assert not _obeyable(output.replace("\n", "")) and output.count("\\x1b]52;c;aGFja2Vk\\x07") >= 2  # the failure, the skip
+    assert not any(line.startswith("=== 40 passed") for line in output.splitlines())
+    result.assert_outcomes(failed=1, skipped=1)

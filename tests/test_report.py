@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pytest_gaamas import drawing, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
-from pytest_gaamas.report import Score
+from pytest_gaamas.report import Score, Table
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: Where the browser test leaves its screenshot for whoever reads the CI run.
@@ -308,3 +308,10 @@ def test_a_saved_run_makes_the_same_report_later(smollm2_replay, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", "no-such-run", "--runs-dir", str(tmp_path)],
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--gaamas-save" in missing.stderr
+
+
+def test_a_table_cell_written_by_a_model_is_shown_in_the_terminal_not_obeyed():
+    table = Table("t", ("model", "reply"), (("m", "ok\x1b[2J\n=== 40 passed ===\x07"),), ("pass: \x1b]52;c;aGk=\x07",), ())
+    text = table.render(60)
+    assert all(c.isprintable() for c in text.replace("\n", "")) and "\\x1b[2J\\n=== 40 passed ===\\x07" in text
+    assert not any(line.startswith("===") for line in text.splitlines())
