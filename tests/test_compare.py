@@ -211,3 +211,18 @@ CELLS = st.lists(st.tuples(WORDS, st.sampled_from([" ", " ", "  "])), min_size=1
 def test_a_table_is_fitted_as_it_was_one_character_at_a_time(table, width):
     headers, rows = table
     assert report._fitted(rows, headers, width, keep_together=False) == _fitted_one_character_at_a_time(rows, headers, width)
+
+
+def test_a_saved_run_damaged_in_its_types_is_refused_before_the_run_in_one_line(behaviour_project):
+    """It was an INTERNALERROR at the end of the session, once every item had run."""
+    args = ("--gaamas-model=reference:rational", "--gaamas-trials=3", "--gaamas-runs-dir=runs")
+    behaviour_project.runpytest(*args, "--gaamas-save=base").assert_outcomes(passed=1)
+    saved = behaviour_project.path / "runs" / "base.json"
+    document = json.loads(saved.read_text())
+    document["scores"][0]["score"] = "1.0"
+    saved.write_text(json.dumps(document))
+    result = behaviour_project.runpytest(*args, "--gaamas-compare=base")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    (line,) = [line for line in output.splitlines() if "base.json" in line]
+    assert 'scores[0].score is the text "1.0", where a number or null belongs' in line and "INTERNALERROR" not in output
