@@ -10,6 +10,7 @@ from pathlib import Path
 from .cassettes import write_atomically
 from .compare import CompareError, load_run
 from .errors import GaamasError
+from .inert import terminal
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,10 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.markdown:
             write_atomically(arguments.markdown, report_markdown.render(log), what="summary")
     except (CompareError, GaamasError) as error:
-        print(f"gaamas: {error}", file=sys.stderr)
+        print(terminal(f"gaamas: {error}"), file=sys.stderr)
         return 2
     size = arguments.output.stat().st_size
-    print(f"gaamas: wrote {arguments.output} ({size / 1e6:.1f} MB) from {path} in {time.perf_counter() - started:.1f} s")
+    print(terminal(f"gaamas: wrote {arguments.output} ({size / 1e6:.1f} MB) from {path} in {time.perf_counter() - started:.1f} s"))
     return 0
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import runlog, stats
+from . import inert, runlog, stats
 from .errors import UnreadableFile
 from .report import NO_VALUE, TABLE_WIDTH, Score, Table, p_value_text
 
@@ -51,7 +51,7 @@ def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, runlog.RunLog]:
     candidates = [Path(name_or_path)]
     if RUN_NAME.match(name_or_path):
         candidates.insert(0, runs_dir / f"{name_or_path}.json")
-    path = next((p for p in candidates if p.is_file()), None)
+    path = next((p for p in candidates if p.exists()), None)  # a FIFO or a folder too: reading it says what it is not
     if path is None:
         known = sorted(p.stem for p in runs_dir.glob("*.json")) if runs_dir.is_dir() else []
         hint = f"saved runs in {runs_dir}: {', '.join(known)}" if known else f"no runs are saved in {runs_dir}"
@@ -59,7 +59,7 @@ def load_run(name_or_path: str, runs_dir: Path) -> tuple[Path, runlog.RunLog]:
     try:
         return path, runlog.read(path)
     except UnreadableFile as error:
-        raise CompareError(str(error)) from None
+        raise CompareError(inert.terminal(str(error))) from None  # a file's name may hold anything
 
 
 def _cell_key(score: Score) -> tuple:

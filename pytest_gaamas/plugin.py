@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from . import cassettes, compare, runlog
+from . import cassettes, compare, inert, runlog
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictNotMet
 from .experiment import RECORDED_PROPERTY, Experiment, recorded_model
@@ -87,7 +87,7 @@ class GaamasSession:
         if self.is_worker or reporter is None or capture is None:
             return  # xdist workers have no terminal; the controller shows their items finishing
         with capture.global_and_fixture_disabled():
-            reporter.write_line(f"  gaamas: {line}")
+            reporter.write_line(f"  gaamas: {inert.terminal(line)}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -105,6 +105,20 @@ class GaamasSession:
         else:
             report.outcome = "passed"
             report.longrepr = None
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True, specname="pytest_runtest_makereport")
+    def pytest_runtest_makereport_inert(self, item: pytest.Item, call: pytest.CallInfo):
+        """A failure's or a skip's one line may quote a model (a verdict's finding, a server's error
+        body, a strategy's exception): shown, never obeyed. Before the report is made from the
+        exception, and after every other hook has made its line."""
+        ours = "gaamas_model" in getattr(item, "fixturenames", ())
+        error = call.excinfo.value if call.excinfo is not None else None
+        if ours and isinstance(error, (pytest.fail.Exception, pytest.skip.Exception)) and isinstance(error.msg, str):
+            error.msg = inert.terminal(error.msg)
+        outcome = yield
+        report = outcome.get_result()
+        if ours and isinstance(report.longrepr, str):
+            report.longrepr = inert.terminal(report.longrepr)
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
         verdict = _reported_verdict(report) if report.when == "call" and report.passed else None
@@ -132,34 +146,34 @@ class GaamasSession:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for error in self.errors:
-            terminalreporter.write_line(f"gaamas: {error}", red=True, bold=True)
+            terminalreporter.write_line(inert.terminal(f"gaamas: {error}"), red=True, bold=True)
         for reason, count in sorted(self.skipped_unavailable.items()):
-            terminalreporter.write_line(f"gaamas: {count} more item{'s' if count != 1 else ''} skipped, the model being unavailable: {reason}", yellow=True)
+            terminalreporter.write_line(inert.terminal(f"gaamas: {count} more item{'s' if count != 1 else ''} skipped, the model being unavailable: {reason}"), yellow=True)
         if self.is_worker or not self.collected.scores:
             return
         width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
         for table in build_tables(self.collected.scores, self.collected.references, self.settings.models):
-            terminalreporter.write_sep("=", f"gaamas: {table.title}")
+            terminalreporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
             terminalreporter.write_line(table.render(width))
         if self.findings:
             terminalreporter.write_sep("=", f"gaamas: {findings_heading(self.findings, self.settings.verdicts)}")
             for verdict in NOT_MET:
                 for test_id, _, finding in sorted(f for f in self.findings if f[1] == verdict):
-                    line = f"{verdict.upper()} {test_id.split('::', 1)[-1]}: {finding}"
+                    line = inert.terminal(f"{verdict.upper()} {test_id.split('::', 1)[-1]}: {finding}")
                     terminalreporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
         if self.settings.check_cassettes:
             self._report_cassette_check(terminalreporter)
         if self.saved_run:
             name, path = self.saved_run
-            terminalreporter.write_line(f"gaamas: saved this run as {name!r} ({path})")
+            terminalreporter.write_line(inert.terminal(f"gaamas: saved this run as {name!r} ({path})"))
         for what, path in self.views_written:
-            terminalreporter.write_line(f"gaamas: wrote the {what} to {path}")
+            terminalreporter.write_line(inert.terminal(f"gaamas: wrote the {what} to {path}"))
         if self.settings.compare:
-            terminalreporter.write_sep("=", f"gaamas: compared with {self.settings.compare}")
+            terminalreporter.write_sep("=", inert.terminal(f"gaamas: compared with {self.settings.compare}"))
             if self.changes:
                 terminalreporter.write_line(compare.render(self.changes, width=width))
             for note in self.compare_notes:
-                terminalreporter.write_line(f"gaamas: {note}")
+                terminalreporter.write_line(inert.terminal(f"gaamas: {note}"))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.is_worker and any("gaamas" in getattr(item, "fixturenames", ()) for item in session.items):
@@ -179,7 +193,7 @@ class GaamasSession:
             return
         width = min(reporter._tw.fullwidth, TABLE_WIDTH)
         for line in self._answer_sources():
-            reporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
+            reporter.write_line(textwrap.fill(inert.terminal(line), width, subsequent_indent="    "))
 
     def _answer_sources(self) -> list[str]:
         lines = []
@@ -223,7 +237,7 @@ class GaamasSession:
     def _report_cassette_check(self, terminalreporter) -> None:
         terminalreporter.write_sep("=", "gaamas: cassette check")
         for line in self.cassette_notes:
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(inert.terminal(line))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:

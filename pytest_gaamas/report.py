@@ -13,6 +13,7 @@ from typing import Any
 import tabulate as tabulate_module
 from tabulate import tabulate
 
+from . import inert
 from .figures import Figure
 from .stats import Estimate
 from .verdicts import Verdict
@@ -148,10 +149,12 @@ class Table:
         column's values; then, while the table is too wide, the widest column that can still wrap
         does, one character narrower: an interval goes under its value, a label over two lines. Only
         if that is not enough are intervals split too; no word is ever cut. The notes wrap too."""
-        text = _fitted(self.rows, self.headers, width, keep_together=True)
+        rows = [[inert.terminal(value) for value in row] for row in self.rows]  # a cell may hold a model's text
+        headers = [inert.terminal(header) for header in self.headers]
+        text = _fitted(rows, headers, width, keep_together=True)
         if _width(text) > width:
-            text = _fitted(self.rows, self.headers, width, keep_together=False)
-        notes = [f"met when: {c}" for c in self.criteria] + [f"source: {s}" for s in self.sources]
+            text = _fitted(rows, headers, width, keep_together=False)
+        notes = [inert.terminal(f"met when: {c}") for c in self.criteria] + [inert.terminal(f"source: {s}") for s in self.sources]
         wrapped = [textwrap.fill(note, width, subsequent_indent="    ") for note in notes]
         return "\n".join([text, *wrapped])
 
@@ -165,34 +168,58 @@ _KEEP_TOGETHER = re.compile(r"\[[^\]]*\]|\([^)]*\)")
 
 
 def _fitted(rows, headers, width: int, *, keep_together: bool) -> str:
+    """The table at the widest *level* that fits: every column whose longest line is over the level
+    wraps at it (or at its longest word, if that is longer). Lowering the level one character at a
+    time and rendering the table at each, as this once did, took time quadratic in a cell's length (a
+    6 KB model name: a minute); the levels at which even the narrowest wrapping could not fit are
+    skipped unrendered, so only the few at the boundary are rendered."""
     if keep_together:
         rows = [[_KEEP_TOGETHER.sub(lambda m: m.group(0).replace(" ", NBSP), str(v)) for v in row] for row in rows]
+    columns = [[str(row[i]) for row in rows] for i in range(len(headers))]
 
     def longest(values, split: bool = False) -> int:
-        return max((len(part) for value in values for line in str(value).splitlines()
+        return max((len(part) for value in values for line in value.splitlines()
                     for part in (line.split(" ") if split else [line])), default=0)  # fmt: skip
 
-    values = [longest(row[i] for row in rows) for i in range(len(headers))]
-    floors = [max(longest([header], split=True), longest((row[i] for row in rows), split=True), MIN_COLUMN_WIDTH)
-              for i, header in enumerate(headers)]  # fmt: skip
-    cells: list[int | None] = [None] * len(values)
+    values = [longest(column) for column in columns]
+    header_words = [longest([str(header)], split=True) for header in headers]
+    floors = [max(word, longest(column, split=True), MIN_COLUMN_WIDTH) for word, column in zip(header_words, columns)]
+    # How much narrower than its wrapping width a wrapped line can be: the word, and the spaces
+    # before it, that did not fit on the line.
+    slack = [longest(column, split=True) + max((len(run) for value in column for run in _SPACES.findall(value)), default=0)
+             for column in columns]  # fmt: skip
+    wraps = [i for i in range(len(headers)) if values[i] > floors[i]]
 
-    def render() -> str:
-        header_widths = [max(v, f) for v, f in zip(values, floors, strict=True)]
-        return _tabulate_unpadded(rows, headers, cells, header_widths)
+    def caps(level: int) -> list[int | None]:
+        return [max(level, floors[i]) if i in wraps and values[i] > level else None for i in range(len(headers))]
 
-    text = render()
-    while _width(text) > width:
-        shrinkable = [i for i in range(len(values)) if values[i] > floors[i]]
-        if not shrinkable:
+    def render(level: int) -> str:
+        cells = caps(level)
+        header_widths = [max(values[i] if cap is None else cap, floors[i]) for i, cap in enumerate(cells)]
+        return _tabulate_unpadded(rows, headers, cells, header_widths).replace(NBSP, " ")
+
+    def least_width(level: int) -> int:
+        """No rendering at ``level`` is narrower: a wrapped column loses at most its slack."""
+        least = [max(values[i] if cap is None else cap - slack[i], header_words[i]) for i, cap in enumerate(caps(level))]
+        return sum(least) + 2 * (len(headers) - 1)
+
+    top = max((values[i] for i in wraps), default=0)
+    bottom = min((floors[i] for i in wraps), default=top)
+    text = render(top)
+    if _width(text) <= width or not wraps:
+        return text
+    low, high = bottom, top - 1  # the widest level whose least width fits, or the bottom
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if least_width(middle) <= width else (low, middle - 1)
+    for level in range(low, bottom - 1, -1):
+        text = render(level)
+        if _width(text) <= width:
             break
-        widest = max(values[i] for i in shrinkable)
-        for i in shrinkable:  # columns alike wrap alike
-            if values[i] == widest:
-                values[i] -= 1
-                cells[i] = values[i]
-        text = render()
-    return text.replace(NBSP, " ")
+    return text
+
+
+_SPACES = re.compile(" +")
 
 
 def _tabulate_unpadded(rows, headers, cells: list[int | None], header_widths: list[int]) -> str:

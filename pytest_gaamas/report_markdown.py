@@ -4,8 +4,11 @@ those the trials could not decide (inconclusive)."""
 
 from __future__ import annotations
 
+import re
+
 from tabulate import tabulate
 
+from . import inert
 from .report import build_tables, verdict_counts
 from .runlog import RunLog
 from .verdicts import NOT_MET
@@ -18,20 +21,20 @@ def render(log: RunLog) -> str:
     models = [m.get("model", "") for m in log.run.get("models", [])]
     counts = verdict_counts(log.scores)
     lines = [
-        f"# pytest-gaamas: {', '.join(models) or 'no model'}",
+        f"# pytest-gaamas: {inert.markdown(', '.join(models) or 'no model')}",
         "",
         (f"{sum(counts.values())} criteria judged: " + ", ".join(f"**{n} {verdict}**" for verdict, n in counts.items()) + ". "
-         f"{log.run.get('plugin', '')}, seed {log.run.get('seed', '?')}, trials {log.run.get('trials', '?')}, "
-         f"temperature {log.run.get('temperature', '?')}, record mode {log.run.get('record', '?')}."),
+         f"{inert.markdown(log.run.get('plugin', ''))}, seed {log.run.get('seed', '?')}, trials {log.run.get('trials', '?')}, "
+         f"temperature {log.run.get('temperature', '?')}, record mode {inert.markdown(log.run.get('record', '?'))}."),
         "",
     ]
     if log.comparison:
         lines += _comparison(log.comparison)
     tables = build_tables(log.scores, log.references, models)
     for table in (t for t in tables if "verdict" in t.headers):
-        lines += [f"## {_escape(table.title)}", "", tabulate([[_escape(v) for v in row] for row in table.rows],
-                  headers=[_escape(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
-        lines += [f"- met when: {_escape(c)}" for c in table.criteria] + [f"- source: {_escape(s)}" for s in table.sources] + [""]
+        lines += [f"## {inert.markdown(table.title)}", "", tabulate([[inert.markdown(v) for v in row] for row in table.rows],
+                  headers=[inert.markdown(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
+        lines += [f"- met when: {inert.markdown(c)}" for c in table.criteria] + [f"- source: {inert.markdown(s)}" for s in table.sources] + [""]
     descriptive = len([t for t in tables if "verdict" not in t.headers])
     if descriptive:
         lines += [f"{descriptive} descriptive tables (round by round, statistics) are in the HTML report (--gaamas-report).", ""]
@@ -41,7 +44,7 @@ def render(log: RunLog) -> str:
             continue
         lines += [f"## {heading} ({len(findings)})", ""]
         for finding in findings[:FINDINGS_SHOWN]:
-            lines.append(f"- `{finding['test_id'].split('::', 1)[-1]}`: {_escape(finding['finding'])}")
+            lines.append(f"- {_code(finding['test_id'].split('::', 1)[-1])}: {inert.markdown(finding['finding'])}")
         if len(findings) > FINDINGS_SHOWN:
             lines.append(f"- ... and {len(findings) - FINDINGS_SHOWN} more (the run log and the HTML report have them all)")
         lines.append("")
@@ -52,12 +55,12 @@ def _comparison(comparison: dict) -> list[str]:
     cells = comparison.get("cells", [])
     dropped = [c for c in cells if c.get("dropped")]
     verdict = f"**{len(dropped)} cell{'s' if len(dropped) != 1 else ''} dropped**" if dropped else "**no cell dropped**"
-    lines = [f"## Compared with {_escape(comparison.get('with', ''))}: {verdict}", ""]
-    lines += [f"- {_escape(note)}" for note in comparison.get("notes", [])]
+    lines = [f"## Compared with {inert.markdown(comparison.get('with', ''))}: {verdict}", ""]
+    lines += [f"- {inert.markdown(note)}" for note in comparison.get("notes", [])]
     if dropped:
         rows = [[c["behaviour"], c["cell"], c["models"], _number(c.get("old")), _number(c.get("new")), _number(c.get("p_holm"))]
                 for c in dropped]  # fmt: skip
-        lines += ["", tabulate([[_escape(v) for v in row] for row in rows],
+        lines += ["", tabulate([[inert.markdown(v) for v in row] for row in rows],
                                headers=["behaviour", "cell", "model", "old", "new", "p (Holm)"], tablefmt="github", disable_numparse=True)]  # fmt: skip
     return lines + [""]
 
@@ -66,7 +69,8 @@ def _number(value) -> str:
     return "-" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-def _escape(text) -> str:
-    """A cell or line that Markdown shows as written: pipes would split a table cell, and a model's
-    text may hold anything."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+def _code(text) -> str:
+    """A code span that holds ``text`` whole: its fence is longer than any run of backticks in it."""
+    shown = inert.terminal(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", shown)), default=0) + 1)
+    return f"{fence} {shown} {fence}"

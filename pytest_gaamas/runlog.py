@@ -42,25 +42,147 @@ format 3 with each verdict taken from ``passed`` (true met, false missed) and ea
 Format 1 (runs saved before the run log, no ``format`` field) held run, scores, references, tables
 and comparison only. It is read as it is: such a run still compares with ``--gaamas-compare`` and
 still makes a report (tables and figures), which says it holds no transcripts.
+
+Read back, a document is checked against its format's schema (``SCHEMAS``: the types of the classes
+and records it is read into) before anything is built from it or uses it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import gzip
 import json
 import math
+import stat
 import threading
-from collections.abc import Iterable, Mapping
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, Union
 
-from . import safejson
+from . import inert, safejson
 from .errors import UnreadableFile
 from .report import ReferenceRow, Score
 
 FORMAT = 3
 OUTCOMES = ("passed", "missed", "inconclusive", "failed", "skipped")
+#: The largest run log read, decompressed: the whole suite's is 14 MB for one model; a gzip file of
+#: 2 MB may inflate to 2 GiB, and would be read no further than this.
+MAX_BYTES = 256 * 1024 * 1024
+
+
+# -- the records of a run log that are not read into a class of their own. A record's keys not named
+# here are kept and not checked: they are read by nothing.
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+class Round(TypedDict, total=False):
+    seed: int
+    messages: list[Message]
+    reply: str
+    thinking: str
+    valid: bool
+    value: Any
+    reason: str
+    #: [round, count]: this round's messages begin with the first ``count`` of that round's.
+    shared: tuple[int, int]
+
+
+class Outcome(TypedDict, total=False):
+    valid: bool
+    reason: str
+
+
+class Trial(TypedDict, total=False):
+    trial: int
+    rounds: list[Round]
+    outcome: Outcome
+
+
+class Strategy(TypedDict, total=False):
+    valid: bool
+    reason: str | None
+    code: str | None
+    calls: int
+    sandbox: list[str]
+    probes: list[Any]
+    request: Round | None
+
+
+class _ModelNamed(TypedDict):
+    model: str
+
+
+class ModelRecord(_ModelNamed, total=False):
+    digest: str | None
+    recorded_digest: str | None
+    recorded_with: str | None
+    server: str | None
+    description: str
+    weights: str
+
+
+class RunRecord(TypedDict, total=False):
+    plugin: str
+    python: str
+    platform: str
+    models: list[ModelRecord]
+    seed: int
+    trials: int | Literal["paper"]
+    temperature: float | Literal["paper"]
+    record: str
+    started: str
+    finished: str
+
+
+class TableRecord(TypedDict):
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+class _FindingNamed(TypedDict):
+    test_id: str
+    finding: str
+
+
+class Finding(_FindingNamed, total=False):
+    #: from format 3 on; a finding of format 2 was a missed criterion
+    verdict: Literal["missed", "inconclusive"]
+
+
+class _CellNamed(TypedDict):
+    behaviour: str
+    cell: str
+    models: str
+
+
+class ComparisonCell(_CellNamed, total=False):
+    test_id: str
+    old: float | None
+    new: float | None
+    old_ci: tuple[float | None, float | None]
+    new_ci: tuple[float | None, float | None]
+    old_n: int
+    new_n: int
+    difference: float | None
+    p_value: float | None
+    p_holm: float | None
+    worse: str
+    allowed_drop: float | None
+    dropped: bool
+    unit: str
+    headline: bool
+
+
+Comparison = TypedDict("Comparison", {"with": str, "notes": list[str], "cells": list[ComparisonCell]}, total=False)
 
 
 @dataclass
@@ -75,8 +197,8 @@ class Play:
     generation: str
     seed: int
     temperature: float
-    trials: list[dict[str, Any]]
-    strategy: dict[str, Any] | None = None
+    trials: list[Trial]
+    strategy: Strategy | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {**vars(self), "trials": [{**t, "rounds": _shared_compacted(t.get("rounds", []))} for t in self.trials]}
@@ -265,44 +387,251 @@ def dumps(data: Mapping[str, Any], path: Path) -> bytes:
     return gzip.compress(raw, compresslevel=6, mtime=0) if path.suffix == ".gz" else raw
 
 
+# -- reading a run log back ------------------------------------------------------------------------
+# A run log is checked against its format's schema before anything is built from it: the types of
+# what it is read into (Score, Figure, ReferenceRow, Play, ItemLog and the records above). A value of
+# the wrong type, a field missing or one no such record has is one line naming the field, rather
+# than a traceback wherever the value is used later (a report, a comparison).
+
+
+class _Scored(TypedDict):
+    scores: list[Score]
+
+
+class Format1(_Scored, total=False):
+    run: RunRecord
+    references: list[ReferenceRow]
+    tables: list[TableRecord]
+    comparison: Comparison | None
+
+
+class Format2(Format1, total=False):
+    plays: dict[str, Play]
+    items: list[ItemLog]
+    findings: list[Finding]
+
+
+SCHEMAS: dict[int, type] = {1: Format1, 2: Format2, 3: Format2}
+REMEDY = "write it again with --gaamas-json=PATH or --gaamas-save=NAME"
+
+
+class _Damaged(ValueError):
+    """What is wrong, and where in the document: ``at`` adds the places it was found in, innermost first."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem, self.where = problem, ""
+
+    def at(self, place: str) -> _Damaged:
+        self.where = place + self.where
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.where.removeprefix('.') or 'the document'} {self.problem}"
+
+
 def read(path: Path) -> RunLog:
     """A run log from disk, either format; one line naming the file and what to do when it cannot be read."""
-    remedy = "write it again with --gaamas-json=PATH or --gaamas-save=NAME"
     try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would be waited on, or read forever
+            raise UnreadableFile(f"{path}: not a run log, not even a regular file; {REMEDY}")
+        with path.open("rb") as file:
+            packed = file.read(2) == b"\x1f\x8b"
+            file.seek(0)
+            raw = (gzip.GzipFile(fileobj=file) if packed else file).read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise UnreadableFile(f"{path}: larger than the {MAX_BYTES >> 20} MiB a run log may be{' once decompressed' if packed else ''}; "
+                                 f"not a run log this suite wrote, or {REMEDY}")  # fmt: skip
         text = raw.decode("utf-8")
     except FileNotFoundError:
-        raise UnreadableFile(f"{path}: no such run log; {remedy}") from None
+        raise UnreadableFile(f"{path}: no such run log; {REMEDY}") from None
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
-        raise UnreadableFile(f"{path}: cannot read this run log ({getattr(error, 'strerror', None) or error}); {remedy}") from None
+        raise UnreadableFile(f"{path}: cannot read this run log ({getattr(error, 'strerror', None) or error}); {REMEDY}") from None
     return parse(text, path)
 
 
 def parse(text: str, path: Path | None = None) -> RunLog:
     name = path or "run log"
-    remedy = "write it again with --gaamas-json=PATH or --gaamas-save=NAME"
     try:
         data = safejson.loads(text)
     except safejson.JSONError as error:
-        raise UnreadableFile(f"{name}: not a run log ({error}); {remedy}") from None
+        raise UnreadableFile(f"{name}: not a run log ({error}); {REMEDY}") from None
     if not isinstance(data, dict) or not isinstance(data.get("scores"), list):
-        raise UnreadableFile(f"{name}: not a run log (no scores); {remedy}")
+        raise UnreadableFile(f"{name}: not a run log (no scores); {REMEDY}")
     version = data.get("format", 1)
-    if type(version) is not int or version > FORMAT:
-        raise UnreadableFile(f"{name}: run log format {version!r} is newer than this pytest-gaamas reads ({FORMAT}); upgrade pytest-gaamas")
+    if type(version) is int and version > FORMAT:
+        raise UnreadableFile(f"{name}: run log format {version} is newer than this pytest-gaamas reads ({FORMAT}); upgrade pytest-gaamas")
+    if type(version) is not int or version not in SCHEMAS:
+        raise UnreadableFile(f"{name}: a damaged run log (format is {_found(version)}, where one of {', '.join(map(str, SCHEMAS))} belongs); {REMEDY}")
     try:
+        _checker(SCHEMAS[version])(data)
+        later = version >= 2  # what format 1 did not hold is not read from it
         return RunLog(
             format=version,
             run=dict(data.get("run") or {}),
-            scores=[Score.from_json(s) for s in data["scores"]],
-            references=[ReferenceRow(**r) for r in data.get("references", [])],
-            plays={key: Play.from_json(p) for key, p in (data.get("plays") or {}).items()},
-            items=[ItemLog.from_json(i) for i in data.get("items", [])],
-            findings=[_finding(f) for f in data.get("findings", [])],
+            scores=[_built(f"scores[{i}]", Score.from_json, s) for i, s in enumerate(data["scores"])],
+            references=[_built(f"references[{i}]", lambda r: ReferenceRow(**r), r) for i, r in enumerate(data.get("references", []))],
+            plays={key: _built(f"plays[{_key(key)}]", Play.from_json, p) for key, p in (data.get("plays", {}) if later else {}).items()},
+            items=[ItemLog.from_json(i) for i in (data.get("items", []) if later else [])],
+            findings=[_built(f"findings[{i}]", _finding, f) for i, f in enumerate(data.get("findings", []) if later else [])],
             comparison=data.get("comparison"),
             path=path,
         )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise UnreadableFile(f"{name}: a damaged run log ({error.__class__.__name__}: {str(error)[:120]}); {remedy}") from None
+    except _Damaged as damage:
+        raise UnreadableFile(f"{name}: a damaged run log ({damage}); {REMEDY}") from None
+
+
+def _built(where: str, build, data):
+    """What ``build`` makes of a record already checked, or where it refused and why."""
+    try:
+        return build(data)
+    except (KeyError, TypeError, ValueError) as error:
+        raise _Damaged(f"is refused: {inert.terminal(str(error)[:160])}").at(where) from None
+
+
+@functools.cache
+def _checker(kind: Any) -> Callable[[Any], None]:
+    """A function that raises :class:`_Damaged` at the first part of a value (JSON, as read) that is
+    not of ``kind``. Made once for each type: a run log holds hundreds of thousands of values, and
+    looking into a type again for each would cost more than parsing the JSON did."""
+    origin, arguments = typing.get_origin(kind), typing.get_args(kind)
+    if kind is Any:
+        return lambda value: None
+    accepted = _json_types(kind)
+
+    def of_type(value: Any) -> None:
+        if type(value) not in accepted:
+            raise _Damaged(_wrong(value, kind))
+
+    if origin is Literal:
+        def check(value: Any) -> None:
+            if not any(type(value) is type(a) and value == a for a in arguments):
+                raise _Damaged(_wrong(value, kind))
+    elif origin in (Union, types.UnionType):
+        arms = [(_json_types(arm), _checker(arm)) for arm in arguments]
+
+        def check(value: Any) -> None:
+            fitting = [arm for types_, arm in arms if type(value) in types_]
+            if not fitting:
+                raise _Damaged(_wrong(value, kind))
+            damages = []
+            for arm in fitting:
+                try:
+                    return arm(value)
+                except _Damaged as damage:
+                    damages.append(damage)
+            raise damages[0]  # the first type the value could have been says what is wrong in it
+    elif origin is tuple and arguments[-1:] != (Ellipsis,):
+        items = [_checker(argument) for argument in arguments]
+
+        def check(value: Any) -> None:
+            of_type(value)
+            if len(value) != len(items):
+                raise _Damaged(f"is {_found(value)}, where a list of {len(items)} belongs")
+            for index, (item, x) in enumerate(zip(items, value)):
+                try:
+                    item(x)
+                except _Damaged as damage:
+                    raise damage.at(f"[{index}]") from None
+    elif origin in (list, tuple, Sequence):
+        item = _checker(arguments[0])
+
+        def check(value: Any) -> None:
+            of_type(value)
+            for index, x in enumerate(value):
+                try:
+                    item(x)
+                except _Damaged as damage:
+                    raise damage.at(f"[{index}]") from None
+    elif origin in (dict, Mapping):
+        item = _checker(arguments[1])
+
+        def check(value: Any) -> None:
+            of_type(value)
+            for key, x in value.items():
+                try:
+                    item(x)
+                except _Damaged as damage:
+                    raise damage.at(f"[{_key(key)}]") from None
+    elif dataclasses.is_dataclass(kind) or _is_record(kind):
+        fields, required = _fields(kind)
+        checkers = {name: _checker(field_kind) for name, field_kind in fields.items()}
+        closed = dataclasses.is_dataclass(kind)  # a record read into a class has no field beyond the class's
+
+        def check(value: Any) -> None:
+            of_type(value)
+            missing = sorted(required - value.keys())
+            if missing:
+                raise _Damaged(f"has no {missing[0]} ({_expected(fields[missing[0]])})")
+            for name, item in value.items():
+                if name in checkers:
+                    try:
+                        checkers[name](item)
+                    except _Damaged as damage:
+                        raise damage.at(f".{name}") from None
+                elif closed:
+                    raise _Damaged(f"has a field {_key(name)} that no run log this pytest-gaamas wrote has")
+    else:
+        check = of_type
+    return check
+
+
+def _is_record(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, dict) and hasattr(kind, "__required_keys__")
+
+
+@functools.cache
+def _fields(kind: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """The fields of a dataclass or a record, with their types, and those that must be present."""
+    hints = typing.get_type_hints(kind)
+    if dataclasses.is_dataclass(kind):
+        fields = dataclasses.fields(kind)
+        required = {f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+        return {f.name: hints[f.name] for f in fields}, frozenset(required)
+    return hints, frozenset(kind.__required_keys__)
+
+
+_JSON_TYPES: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), float: (int, float), bool: (bool,), type(None): (type(None),)}
+
+
+@functools.cache
+def _json_types(kind: Any) -> tuple[type, ...]:
+    """The JSON types (as read) a value of ``kind`` may have."""
+    origin = typing.get_origin(kind)
+    if kind is Any:
+        return (str, int, float, bool, type(None), list, dict)
+    if origin is Literal:
+        return tuple({type(a) for a in typing.get_args(kind)})
+    if origin in (Union, types.UnionType):
+        return tuple(t for arm in typing.get_args(kind) for t in _json_types(arm))
+    if origin in (list, tuple, Sequence):
+        return (list,)
+    if origin in (dict, Mapping) or dataclasses.is_dataclass(kind) or _is_record(kind):
+        return (dict,)
+    return _JSON_TYPES[kind]
+
+
+def _expected(kind: Any) -> str:
+    origin = typing.get_origin(kind)
+    if origin is Literal:
+        return " or ".join(json.dumps(a) for a in typing.get_args(kind))
+    if origin in (Union, types.UnionType):
+        return " or ".join(_expected(arm) for arm in typing.get_args(kind))
+    names = {str: "text", int: "an integer", float: "a number", bool: "true or false", type(None): "null", list: "a list", dict: "an object"}
+    return names[_json_types(kind)[-1]]
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, str):
+        return f'the text "{inert.terminal(value[:40])}{"..." if len(value) > 40 else ""}"'
+    if isinstance(value, (list, dict)):
+        return f"{'a list' if isinstance(value, list) else 'an object'} of {len(value)}"
+    return json.dumps(value)  # a number, true, false or null, as the file has it
+
+
+def _wrong(value: Any, kind: Any) -> str:
+    return f"is {_found(value)}, where {_expected(kind)} belongs"
+
+
+def _key(key: str) -> str:
+    return f'"{inert.terminal(key[:40])}{"..." if len(key) > 40 else ""}"'

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pytest_gaamas import compare, stats
+from pytest_gaamas import compare, report, stats
 from pytest_gaamas.report import Score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,3 +200,74 @@ def test_a_saved_run_whose_verdict_differs_is_said_under_the_comparison_and_pass
     code, output, report = replay(tmp_path, "--gaamas-compare=before", "--gaamas-compare-fail=rate=0", select=inconclusive)
     assert code == 0 and "DROP" not in output, output[-3000:]
     assert "gaamas: 1 cell met -> inconclusive (ultimatum " in output and "met -> inconclusive" in " ".join(report["comparison"]["notes"])
+
+
+# -- a long model name ------------------------------------------------------------------------------
+
+
+def test_a_long_model_name_is_compared_in_a_few_renders_of_the_table(monkeypatch):
+    """A 6 KB model name once took a minute: the comparison's table was rendered again for every
+    character its widest column gave up, each render as long as the name. Now the widths no render
+    could fit are skipped: how many renders it takes depends on the words of the name (a wrapped
+    line is at most a word shorter than its column), not on its length."""
+    renders = []
+    tabulate = report._tabulate_unpadded
+    monkeypatch.setattr(report, "_tabulate_unpadded", lambda *args: renders.append(args) or tabulate(*args))
+
+    def renders_for(words: int) -> int:
+        renders.clear()
+        name = "ollama:" + " ".join(["a-long-name"] * words)
+        old, new = score(stats.wilson(29, 30), model=name), score(stats.wilson(12, 30), model=name)
+        table = compare.render(compare.compare([old], [new], {"rate": 0.2}))
+        assert max(len(line) for line in table.splitlines()) <= report.TABLE_WIDTH
+        assert table.count("long") == words and "DROP" in table  # the whole name, wrapped
+        return len(renders)
+
+    short, long = renders_for(50), renders_for(500)  # 600 bytes, and 6 KB: one render a character would be 6,000
+    assert long == short <= len("ollama:a-long-name") + 2
+
+
+def _fitted_one_character_at_a_time(rows, headers, width: int) -> str:
+    """How tables were fitted before: the widest columns one character narrower, rendered again,
+    until the table fits or no column can wrap further. Slow, and what the fitting must agree with."""
+    longest = lambda values, split=False: max((len(part) for v in values for line in v.splitlines()  # noqa: E731
+                                               for part in (line.split(" ") if split else [line])), default=0)  # fmt: skip
+    values = [longest(row[i] for row in rows) for i in range(len(headers))]
+    floors = [max(longest([h], True), longest((row[i] for row in rows), True), report.MIN_COLUMN_WIDTH) for i, h in enumerate(headers)]
+    cells = [None] * len(values)
+    text = report._tabulate_unpadded(rows, headers, cells, [max(v, f) for v, f in zip(values, floors)])
+    while report._width(text) > width and any(v > f for v, f in zip(values, floors)):
+        widest = max(v for v, f in zip(values, floors) if v > f)
+        for i in range(len(values)):
+            if values[i] > floors[i] and values[i] == widest:
+                values[i] -= 1
+                cells[i] = values[i]
+        text = report._tabulate_unpadded(rows, headers, cells, [max(v, f) for v, f in zip(values, floors)])
+    return text
+
+
+WORDS = st.text(alphabet="ab-", min_size=1, max_size=7)
+CELLS = st.lists(st.tuples(WORDS, st.sampled_from([" ", " ", "  "])), min_size=1, max_size=12).map(lambda ws: "".join(w + s for w, s in ws).strip())
+
+
+@given(st.integers(1, 4).flatmap(lambda n: st.tuples(st.lists(CELLS, min_size=n, max_size=n), st.lists(st.lists(CELLS, min_size=n, max_size=n), min_size=1, max_size=3))),
+       st.integers(8, 90))  # fmt: skip
+@settings(max_examples=150)
+def test_a_table_is_fitted_as_it_was_one_character_at_a_time(table, width):
+    headers, rows = table
+    assert report._fitted(rows, headers, width, keep_together=False) == _fitted_one_character_at_a_time(rows, headers, width)
+
+
+def test_a_saved_run_damaged_in_its_types_is_refused_before_the_run_in_one_line(behaviour_project):
+    """It was an INTERNALERROR at the end of the session, once every item had run."""
+    args = ("--gaamas-model=reference:rational", "--gaamas-trials=3", "--gaamas-runs-dir=runs")
+    behaviour_project.runpytest(*args, "--gaamas-save=base").assert_outcomes(passed=1)
+    saved = behaviour_project.path / "runs" / "base.json"
+    document = json.loads(saved.read_text())
+    document["scores"][0]["score"] = "1.0"
+    saved.write_text(json.dumps(document))
+    result = behaviour_project.runpytest(*args, "--gaamas-compare=base")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    (line,) = [line for line in output.splitlines() if "base.json" in line]
+    assert 'scores[0].score is the text "1.0", where a number or null belongs' in line and "INTERNALERROR" not in output

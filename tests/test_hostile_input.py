@@ -2,12 +2,18 @@
 content gives a decision, an invalid answer with its reason, or one line naming the file, and never
 another exception. Fuzzed with hypothesis, and with the inputs that broke the parsers before."""
 
+import contextlib
+import copy
 import gzip
+import io
 import json
+import math
 import os
 import string
 import subprocess
 import sys
+import threading
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -15,7 +21,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import answers, safejson
+from pytest_gaamas import __main__ as gaamas_main
+from pytest_gaamas import answers, compare, inert, runlog, safejson
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.games import bos_agents, commons, dictator, portfolio, prisoners, repeated, ring
 from pytest_gaamas.play import Answer, play_trial
@@ -356,3 +363,255 @@ def test_no_vcrpy_that_loads_cassettes_with_an_unsafe_yaml_loader_is_admitted():
     (vcrpy,) = [Requirement(r) for r in pyproject["project"]["dependencies"] if Requirement(r).name == "vcrpy"]
     assert not any(vcrpy.specifier.contains(unsafe) for unsafe in ("7.0.0", "8.0.0", "8.2.0"))
     assert vcrpy.specifier.contains("8.2.1") and vcrpy.specifier.contains(version("vcrpy"))
+
+
+# -- run logs read back ---------------------------------------------------------------------------
+
+
+def _a_few_cells_of_every_kind(document: dict) -> dict:
+    """A real run log cut down to a few cells: one score per figure kind and a descriptive one, the
+    plays of their items (two trials each), a strategy and a conversation that shares its messages,
+    and a comparison of the run with itself, so every kind of record is there, small enough to
+    write, read and draw many times over."""
+    chosen, kinds = [], set()
+    for score in document["scores"]:
+        kind = {f["kind"] for f in score["figures"]} - kinds or ({"descriptive"} - kinds if score["passed"] is None else set())
+        if kind:
+            chosen.append(score)
+            kinds |= kind
+    wanted = {s["test_id"] for s in chosen}
+    plays = document["plays"]
+    strategy = next(i for i in document["items"] if any(plays[p]["strategy"] for p in i["plays"]))
+    shared = next(i for i in document["items"] if any("shared" in r for p in i["plays"] for t in plays[p]["trials"] for r in t["rounds"]))
+    items = [i for i in document["items"] if i["test_id"] in wanted][:4] + [strategy, shared]
+    kept = dict.fromkeys(p for item in items for p in item["plays"])  # in order: the same run log every time
+    small = {
+        **document,
+        "scores": chosen,
+        "references": document["references"][:2],
+        "tables": document["tables"][:1],
+        "plays": {key: {**plays[key], "trials": plays[key]["trials"][:2]} for key in kept},
+        "items": items,
+        "findings": [f for f in document["findings"] if f["test_id"] in wanted][:3] or document["findings"][:1],
+    }
+    scores = runlog.parse(json.dumps(small)).scores
+    small["comparison"] = {"with": "itself", "notes": ["a note"], "cells": [c.to_json() for c in compare.compare(scores, scores, {})]}
+    return small
+
+
+@pytest.fixture(scope="module")
+def small_run_log(smollm2_replay) -> dict:
+    return _a_few_cells_of_every_kind(smollm2_replay.document)
+
+
+def _shapes(document: dict) -> list[list[tuple]]:
+    """Every place in ``document``, grouped by the field it is (an index or a play's id is any):
+    a field of which a run log holds thousands (a message) is drawn no more often than one it holds once."""
+    places: dict[tuple, list[tuple]] = {}
+
+    def walk(value, here: tuple) -> None:
+        if here:
+            shape = tuple("*" if isinstance(k, int) or (here[0] == "plays" and i == 1) else k for i, k in enumerate(here))
+            places.setdefault(shape, []).append(here)
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in children:
+            walk(child, (*here, key))
+
+    walk(document, ())
+    return [places[shape] for shape in sorted(places, key=str)]
+
+
+DAMAGE_VALUES = st.one_of(
+    JSON_VALUES.filter(lambda v: not (isinstance(v, float) and not math.isfinite(v))),
+    st.sampled_from(["", "paper", "30", "0.5", "rate", "violin", "\x1b]52;c;aGk=\x07", [], {}, 0, -1, 10**29, 1e308, -1e308, 5e-324]),
+)
+
+
+def _damaged(document: dict, damage: list) -> dict:
+    """``document`` with each (place, how, value) of ``damage`` done to it: the value replaced, the
+    field or item removed, or a field no record has added beside it."""
+    damaged = copy.deepcopy(document)
+    for place, how, value in damage:
+        parent = damaged
+        try:
+            for key in place[:-1]:
+                parent = parent[key]
+            if how == "replace":
+                parent[place[-1]] = value
+            elif how == "remove":
+                del parent[place[-1]]
+            elif isinstance(parent, dict):
+                parent["unheard_of"] = value
+            else:
+                parent.append(value)
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier damage took the place away
+    return damaged
+
+
+def _report_or_one_line(path: Path, out: Path) -> tuple[int, str]:
+    errors, said = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(said):
+        code = gaamas_main.main(["report", str(path), "-o", str(out / "report.html"), "--markdown", str(out / "summary.md")])
+    return code, errors.getvalue()
+
+
+def test_any_damage_to_a_run_log_is_a_report_or_one_line_naming_the_field(small_run_log, tmp_path_factory):
+    """The values and types of a real run log changed, fields removed and added, anywhere: making its
+    report, and comparing a run with it as --gaamas-compare does, either works or says in one line
+    which file and what to do (exit 2), and never raises."""
+    folder = tmp_path_factory.mktemp("damaged")
+    this_run = runlog.parse(json.dumps(small_run_log))
+    places = st.sampled_from(_shapes(small_run_log)).flatmap(st.sampled_from)
+    damages = st.lists(st.tuples(places, st.sampled_from(["replace", "remove", "add"]), DAMAGE_VALUES), min_size=1, max_size=3)
+    outcomes = []
+
+    @settings(max_examples=60, suppress_health_check=list(HealthCheck), database=None)
+    @given(damages)
+    def check(damage):
+        path = folder / "saved.json"
+        path.write_text(json.dumps(_damaged(small_run_log, damage)))
+        code, said = _report_or_one_line(path, folder)
+        outcomes.append(code)
+        assert code in (0, 2), said
+        if code == 2:
+            assert said.startswith(f"gaamas: {path}: ") and said.count("\n") == 1 and "write it again" in said, said
+        try:
+            _, saved = compare.load_run(str(path), folder)
+        except compare.CompareError as error:
+            assert str(error).startswith(str(path)) and "\n" not in str(error)
+            return
+        changes = compare.compare(saved.scores, this_run.scores, {"rate": 0.1, "dollars": 10, "CCEI": 0.05, "points": 0.3})
+        compare.render(changes)
+        compare.unpaired(saved.scores, this_run.scores)
+        compare.digest_changes(saved.run, this_run.run)
+
+    check()
+    assert 0 in outcomes and 2 in outcomes  # damage the schema allows was drawn too, and some it refuses
+
+
+def _first_play(document: dict) -> dict:
+    """The first play whose first trial asked something (an invalid strategy's trials asked nothing)."""
+    return next(p for p in document["plays"].values() if p["trials"] and p["trials"][0]["rounds"])
+
+
+TYPE_DAMAGE = {  # what broke `report` and `--gaamas-compare` with a traceback, and the field each names
+    "findings[0].finding": lambda d: d["findings"][0].update(finding=5),
+    "findings[0]": lambda d: d["findings"].insert(0, 5),
+    ".temperature": lambda d: _first_play(d).update(temperature="hot"),
+    "scores[0].n": lambda d: d["scores"][0].update(n="30"),
+    "scores[0].score": lambda d: d["scores"][0].update(score="0.5"),
+    "scores[0] has no metric": lambda d: d["scores"][0].pop("metric"),
+    "scores[0].variant": lambda d: d["scores"][0].update(variant=["actions"]),
+    "scores[0].sample": lambda d: d["scores"][0].update(sample="abc"),
+    "run.models[0]": lambda d: d["run"]["models"].insert(0, 1),
+    "comparison.cells[0] has no behaviour": lambda d: d["comparison"]["cells"][0].pop("behaviour"),
+    "comparison": lambda d: d.update(comparison=[1]),
+    ".trials[0].outcome": lambda d: _first_play(d)["trials"][0].update(outcome=["valid"]),
+    ".trials[0].rounds[0].messages": lambda d: _first_play(d)["trials"][0]["rounds"][0].update(messages="hi"),
+    ".strategy": lambda d: _first_play(d).update(strategy=[1]),
+    "items": lambda d: d.update(items={"nested": d["items"]}),
+    ".figures[0].limits": lambda d: next(s for s in d["scores"] if s["figures"])["figures"][0].update(limits=[1]),
+    "scores[0] has a field \"unheard_of\"": lambda d: d["scores"][0].update(unheard_of="pass"),
+    "format": lambda d: d.update(format="2"),
+}
+
+
+@pytest.mark.parametrize("field", TYPE_DAMAGE)
+def test_a_run_log_damaged_in_its_types_is_one_line_naming_the_field(small_run_log, tmp_path, field):
+    document = copy.deepcopy(small_run_log)
+    TYPE_DAMAGE[field](document)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    code, said = _report_or_one_line(path, tmp_path)
+    assert code == 2 and said.count("\n") == 1, said
+    assert said.startswith(f"gaamas: {path}: a damaged run log (") and field in said and "write it again with" in said, said
+
+
+def test_a_gzip_run_log_is_read_no_further_than_its_bound(small_run_log, tmp_path, monkeypatch):
+    """A small file inflating to far more than a run log may be is refused once the bound is read,
+    not decompressed whole; a run log within the bound reads as before."""
+    monkeypatch.setattr(runlog, "MAX_BYTES", 1 << 20)
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb") as packed:
+        packed.write(b'{"scores": [' + b" " * (64 << 20) + b"]}")
+    assert bomb.stat().st_size < 200_000
+    with pytest.raises(UnreadableFile, match=r"bomb.json.gz: larger than the 1 MiB a run log may be once decompressed; "):
+        runlog.read(bomb)
+    fine = tmp_path / "run.json.gz"
+    fine.write_bytes(runlog.dumps(small_run_log, fine))
+    assert runlog.read(fine).scores
+
+
+def test_the_run_log_bound_holds_the_whole_suite_many_times_over(smollm2_replay):
+    assert len(json.dumps(smollm2_replay.document).encode()) * 10 < runlog.MAX_BYTES
+
+
+def test_a_fifo_where_a_run_log_should_be_is_one_line_not_a_hang(tmp_path):
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.append(_report_or_one_line(fifo, tmp_path)[1]), daemon=True)
+    reader.start()
+    reader.join(30)
+    assert said and "not a run log, not even a regular file" in said[0], "reading a FIFO hung"
+
+
+# -- what the suite prints ------------------------------------------------------------------------
+
+#: Clipboard write (OSC 52), clear screen, a forged green summary line after a line break, a
+#: carriage return over it, a bidirectional override and an 8-bit CSI.
+HOSTILE = "\x1b]52;c;aGFja2Vk\x07\x1b[2J\x1b[1;32m\n=== 40 passed in 0.01s ===\x1b[0m\r\u202e\x9b2J"
+
+
+def _obeyable(text: str) -> list[str]:
+    """The characters of ``text`` a terminal would act on or hide, rather than show."""
+    return [c for c in text if not (c.isprintable() or unicodedata.category(c) == "Zs")]
+
+
+@given(st.text())
+@FAST
+def test_text_made_inert_shows_every_character_and_obeys_none(text):
+    shown = inert.terminal(text)
+    assert not _obeyable(shown) and "\n" not in shown
+    assert shown == text if text.isprintable() else len(shown) > len(text)
+    assert inert.terminal(shown) == shown  # made inert twice, shown the same
+
+
+def test_escape_sequences_are_shown_as_python_writes_them():
+    assert inert.terminal(HOSTILE + "\ud800") == (
+        "\\x1b]52;c;aGFja2Vk\\x07\\x1b[2J\\x1b[1;32m\\n=== 40 passed in 0.01s ===\\x1b[0m\\r\\u202e\\x9b2J\\ud800"
+    )
+    assert inert.terminal("ça coûte 5\u00a0€ 🙂") == "ça coûte 5\u00a0€ 🙂"  # what a person reads is kept
+
+
+def test_a_strategy_whose_exception_carries_escape_sequences_is_shown_not_obeyed(pytester, fake_chat_server, monkeypatch):
+    """The case that wrote to the clipboard, cleared the screen and printed a green summary line
+    through the MISSED line, and again as a failure line under --gaamas-verdicts=fail."""
+    code = f"def my_share(pie: int) -> float:\n    raise ValueError({HOSTILE!r})\n"
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server(content=f"```python\n{code}```").url)
+    pytester.makepyfile(test_ultimatum=(Path(__file__).parents[1] / "behaviours" / "test_ultimatum.py").read_text())
+    args = ("--gaamas-model=openai:fake", "--gaamas-trials=2", "-k", "test_ultimatum and proposer-strategy", "-rA")
+    for verdicts in ("report", "fail"):
+        result = pytester.runpytest(*args, f"--gaamas-verdicts={verdicts}")
+        output = result.stdout.str() + result.stderr.str()
+        assert not _obeyable(output.replace("\n", "")), sorted(set(_obeyable(output.replace("\n", ""))))
+        assert "\\x1b]52;c;aGFja2Vk\\x07" in output  # the reason is there, to be read
+        assert not any(line.startswith("=== 40 passed") for line in output.splitlines())
+        assert result.ret == (pytest.ExitCode.OK if verdicts == "report" else pytest.ExitCode.TESTS_FAILED)
+
+
+def test_failure_and_skip_lines_that_quote_a_model_are_shown_not_obeyed(pytester):
+    """A server's error body or a strategy's output may be quoted in an item's failure or skip line."""
+    pytester.makepyfile(f"""
+        import pytest
+        def test_fails(gaamas):
+            pytest.fail({HOSTILE!r}, pytrace=False)
+        def test_skips(gaamas):
+            pytest.skip({HOSTILE!r})
+        """)  # fmt: skip
+    result = pytester.runpytest("--gaamas-model=reference:rational", "-rA")
+    output = result.stdout.str()
+    assert not _obeyable(output.replace("\n", "")) and output.count("\\x1b]52;c;aGFja2Vk\\x07") >= 2  # the failure, the skip
+    assert not any(line.startswith("=== 40 passed") for line in output.splitlines())
+    result.assert_outcomes(failed=1, skipped=1)

@@ -2,9 +2,11 @@
 opened in a real browser."""
 
 import copy
+import dataclasses
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,10 +17,10 @@ from conftest import PAPER_TRIALS, PLAY_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_gaamas import drawing, report_html, report_markdown, runlog
+from pytest_gaamas import drawing, inert, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
-from pytest_gaamas.report import Score
+from pytest_gaamas.report import Score, Table
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: Where the browser test leaves its screenshot for whoever reads the CI run.
@@ -201,9 +203,9 @@ def test_the_markdown_summary_keeps_its_tables_whole_whatever_the_cells_hold(smo
     log = runlog.parse(json.dumps(smollm2_replay.document))
     log.findings.insert(0, {"test_id": "x::y", "finding": "a | b\nc <b>"})
     text = report_markdown.render(log)
-    assert "a \\| b c &lt;b>" in text
+    assert "a \\| b\\\\nc \\<b\\>" in text
     met = sum(s["passed"] is True for s in smollm2_replay.document["scores"])
-    assert text.count("| embedded:smollm2 ") >= 10 and f"**{met} met**" in text
+    assert text.count("| embedded\\:smollm2 ") >= 10 and f"**{met} met**" in text
 
 
 def test_the_comparison_is_drawn_with_its_drops_marked():
@@ -388,3 +390,44 @@ def test_the_report_and_the_summary_say_met_missed_and_inconclusive(tmp_path):
     for verdict in ("met", "missed", "inconclusive"):
         assert f'<span class="{verdict}">1 {verdict}</span>' in page and f'<td class="{verdict}">{verdict}</td>' in page
     assert "Criteria not met: 1 missed, 1 inconclusive" in page and '<span class="inconclusive">inconclusive</span> <code>' in page
+
+
+# -- a model's text in the summary and the terminal's tables ---------------------------------------
+
+#: What Markdown would make live: an image that calls home, links, HTML, a bare URL and address,
+#: a table cell's end, a code span and a heading of its own, an entity, and a terminal's escapes.
+HOSTILE_MARKDOWN = ("![pixel](https://evil.example/p.png) [click](javascript:alert(1)) <img src=x onerror=alert(1)> "
+                    "https://evil.example/phish www.evil.example ceo@evil.example a|b ``` code\n# heading &lt;script&gt; "
+                    "*bold* _em_ \x1b]52;c;aGk=\x07")  # fmt: skip
+PUNCTUATION_ESCAPED = re.compile(r"(?:[^!-/:-@\[-`{-~]|\\[!-/:-@\[-`{-~])*")
+
+
+@given(st.text())
+def test_a_models_text_in_markdown_has_every_punctuation_mark_escaped(text):
+    """CommonMark shows a backslash-escaped punctuation mark as itself: nothing of the text can open
+    a link, an image, HTML, a code span or a table cell, and no line break starts a block."""
+    escaped = inert.markdown(text)
+    assert PUNCTUATION_ESCAPED.fullmatch(escaped) and "\n" not in escaped
+
+
+def test_the_markdown_summary_shows_a_models_text_and_makes_nothing_of_it(smollm2_replay):
+    log = runlog.parse(json.dumps(smollm2_replay.document))
+    log.findings.insert(0, {"test_id": "behaviours/test_x.py::test_y[`a`|b]", "finding": HOSTILE_MARKDOWN})
+    log.run["models"] = [{"model": HOSTILE_MARKDOWN}]
+    log.scores[0] = dataclasses.replace(log.scores[0], cells={c: HOSTILE_MARKDOWN for c in log.scores[0].columns})
+    log.comparison = {"with": HOSTILE_MARKDOWN, "notes": [HOSTILE_MARKDOWN], "cells": [
+        {"behaviour": HOSTILE_MARKDOWN, "cell": HOSTILE_MARKDOWN, "models": HOSTILE_MARKDOWN, "old": 0.8, "new": 0.2, "p_holm": 0.01, "dropped": True}]}  # fmt: skip
+    text = report_markdown.render(log)
+    shown = inert.markdown(HOSTILE_MARKDOWN)
+    assert text.count(shown) >= 6  # the title, the comparison's heading, note and table, a table cell, the finding
+    assert "evil" not in text.replace(shown, "") and "`` behaviours" not in text
+    for block in re.split(r"\n(?!\|)", text):  # every row of a table has as many cells as its header
+        rows = [line for line in block.split("\n") if line.startswith("|")]
+        assert len({len(re.findall(r"(?<!\\)\|", row)) for row in rows}) <= 1, rows
+
+
+def test_a_table_cell_written_by_a_model_is_shown_in_the_terminal_not_obeyed():
+    table = Table("t", ("model", "reply"), (("m", "ok\x1b[2J\n=== 40 passed ===\x07"),), ("pass: \x1b]52;c;aGk=\x07",), ())
+    text = table.render(60)
+    assert all(c.isprintable() for c in text.replace("\n", "")) and "\\x1b[2J\\n=== 40 passed ===\\x07" in text
+    assert not any(line.startswith("===") for line in text.splitlines())
