@@ -50,6 +50,7 @@ and records it is read into) before anything is built from it or uses it.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import gzip
 import json
@@ -503,9 +504,11 @@ def _checker(kind: Any) -> Callable[[Any], None]:
         if type(value) not in accepted:
             raise _Damaged(_wrong(value, kind))
 
-    if origin is Literal:
+    if origin is Literal or _is_enum(kind):
+        allowed = [m.value for m in kind] if _is_enum(kind) else arguments
+
         def check(value: Any) -> None:
-            if not any(type(value) is type(a) and value == a for a in arguments):
+            if not any(type(value) is type(a) and value == a for a in allowed):
                 raise _Damaged(_wrong(value, kind))
     elif origin in (Union, types.UnionType):
         arms = [(_json_types(arm), _checker(arm)) for arm in arguments]
@@ -576,6 +579,11 @@ def _checker(kind: Any) -> Callable[[Any], None]:
     return check
 
 
+def _is_enum(kind: Any) -> bool:
+    """A set of words (a verdict), stored as their values."""
+    return isinstance(kind, type) and issubclass(kind, enum.Enum)
+
+
 def _is_record(kind: Any) -> bool:
     return isinstance(kind, type) and issubclass(kind, dict) and hasattr(kind, "__required_keys__")
 
@@ -602,6 +610,8 @@ def _json_types(kind: Any) -> tuple[type, ...]:
         return (str, int, float, bool, type(None), list, dict)
     if origin is Literal:
         return tuple({type(a) for a in typing.get_args(kind)})
+    if _is_enum(kind):
+        return tuple({type(m.value) for m in kind})
     if origin in (Union, types.UnionType):
         return tuple(t for arm in typing.get_args(kind) for t in _json_types(arm))
     if origin in (list, tuple, Sequence):
@@ -615,6 +625,8 @@ def _expected(kind: Any) -> str:
     origin = typing.get_origin(kind)
     if origin is Literal:
         return " or ".join(json.dumps(a) for a in typing.get_args(kind))
+    if _is_enum(kind):
+        return " or ".join(json.dumps(m.value) for m in kind)
     if origin in (Union, types.UnionType):
         return " or ".join(_expected(arm) for arm in typing.get_args(kind))
     names = {str: "text", int: "an integer", float: "a number", bool: "true or false", type(None): "null", list: "a list", dict: "an object"}
