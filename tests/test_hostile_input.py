@@ -591,7 +591,7 @@ def test_a_strategy_whose_exception_carries_escape_sequences_is_shown_not_obeyed
     code = f"def my_share(pie: int) -> float:\n    raise ValueError({HOSTILE!r})\n"
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server(content=f"```python\n{code}```").url)
     pytester.makepyfile(test_ultimatum=(Path(__file__).parents[1] / "behaviours" / "test_ultimatum.py").read_text())
-    args = ("--gaamas-model=openai:fake", "--gaamas-trials=2", "-k", "test_ultimatum and proposer-strategy", "-rA")
+    args = ("--gaamas-model=openai:fake", "--gaamas-trials=2", "--gaamas-record=once", "-k", "test_ultimatum and proposer-strategy", "-rA")
     for verdicts in ("report", "fail"):
         result = pytester.runpytest(*args, f"--gaamas-verdicts={verdicts}")
         output = result.stdout.str() + result.stderr.str()
