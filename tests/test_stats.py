@@ -163,6 +163,7 @@ from itertools import combinations  # noqa: E402
 
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 
 def _monte_carlo_slack(p: float, resamples: int) -> float:
@@ -380,3 +381,24 @@ def test_holm_family_is_the_step_down_formula(p_values):
             break
         rejected.add(f"claim {i}")
     assert {name for name, (_, a) in family.items() if a <= alpha} == rejected
+
+
+@hypothesis_settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=2, max_size=10))  # scipy takes two pairs or more
+def test_the_paired_sign_flip_test_is_scipys_exact_paired_permutation_test(pairs):
+    first, second = [float(a) for a, _ in pairs], [float(b) for _, b in pairs]
+    ours = stats.paired_greater(first, second)
+    if first == second:
+        assert ours == 1.0
+        return
+    exact = scipy_stats.permutation_test((np.array(first), np.array(second)), lambda x, y, axis: np.sum(x - y, axis=axis),
+                                          permutation_type="samples", alternative="greater", n_resamples=np.inf).pvalue
+    assert ours == pytest.approx(exact, abs=1e-9)
+
+
+def test_the_paired_sign_flip_test_tells_ten_pairs_all_one_way_and_refuses_unpaired_sides():
+    assert stats.paired_greater([1.0] * 10, [0.0] * 10) == pytest.approx(1 / 1024)  # only the observed signs reach it
+    assert stats.paired_greater([0.0] * 10, [1.0] * 10) == 1.0
+    assert 0.4 < stats.paired_greater([1.0, 0.0] * 20, [0.0, 1.0] * 20) <= 1.0  # drawn above 16 pairs: balanced, no evidence
+    with pytest.raises(ValueError, match="as many values on each side"):
+        stats.paired_greater([1.0], [1.0, 2.0])
