@@ -3,10 +3,14 @@
 Game: PyGAAMAS "Agent-Agent coordination". Players Y and Z (Y prefers meeting at A, 3 to 2; Z prefers
 B). 0, 1, 2 or 3 pre-play messages, taking turns; Y opens the talk in half the games, Z in the other
 half. Then 10 simultaneous rounds: each predicts the other and moves.
+Information: `common`, the seed's game, both players know the whole matrix (as Cooper et al.'s
+subjects did); `private`, each knows only its own payoffs, where an omniscient writer has
+something to leak.
 Simulations (Zhou et al. 2024): `agents`, two conversations with the same model, each seeing only
-its own payoffs, the messages and the public history of moves; `script`, one omniscient request told
-both players' payoffs (each marked private) writes the whole game, scored the same way.
-Protocol: 30 games per number of messages and simulation, temperature 0.7.
+what its player is told, the messages and the public history of moves; `script`, one omniscient
+request told both players' payoffs (in `private`, each marked private) writes the whole game,
+scored the same way.
+Protocol: 30 games per number of messages, information and simulation, temperature 0.7.
 No strategy rows: the game is two models talking before they play, which code cannot do, and
 the seed has none.
 Score: coordination rate (both chose the same action), points (mean of the two players) and
@@ -20,18 +24,23 @@ convention and meets every round. Independent random play coordinates half the t
 and 55% with one round of two-way talk (Cooper et al. 1989; unverified figures, a one-shot game).
 Verdict: passes when the lower 95% bound of the mean coordination rate reaches `min_coordination`
 (0.75); override with --gaamas-threshold=agent_coordination.min_coordination=VALUE.
-Script against agents, per number of messages: coordination, points, prediction accuracy and
-information leakage (pytest_gaamas.games.bos_agents: an act that uses the other player's private
-payoffs; zero in agents mode by construction) side by side, with script minus agents and its 95%
-interval. The criterion "the omniscient script overstates success": the script's games coordinate
-more than the agents' (Mann-Whitney U, one-sided, p < 0.05), reported whichever way it comes out.
+Script against agents, per information and number of messages: coordination, points and
+prediction accuracy side by side, with script minus agents and its 95% interval. The claim "the
+omniscient script overstates success": the script's games coordinate more than the agents'
+(Mann-Whitney U, one-sided, Holm over the message counts), reported whichever way it comes out.
+Leakage against chance (private game): the acts that would reveal the other's payoffs
+(pytest_gaamas.games.bos_agents) as the script makes them beside the same acts by the agents, who
+could not have known: the baseline. The claim "the script leaks beyond chance": its games' share
+of such acts exceeds the agents' (Mann-Whitney U, one-sided, Holm over the message counts);
+concessions in round 1 (which chance makes) and messages that name the other's favourite first are
+shown apart.
 """
 
 import pytest
 
 from pytest_gaamas import rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
-from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, SIMULATIONS, AgentCoordinationGame
+from pytest_gaamas.games.bos_agents import ACTS, FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, revealing_rate
 from pytest_gaamas.report import cell, p_value_text
 
 PAPER_TRIALS = 30
@@ -39,7 +48,10 @@ PAPER_TEMPERATURE = 0.7
 MIN_COORDINATION = 0.75
 MESSAGES = (0, 1, 2, 3)
 
-TABLE = "Agent-agent coordination: battle of the sexes between two copies of the model, 10 rounds"
+TABLE = {
+    "common": "Agent-agent coordination: battle of the sexes between two copies of the model, both payoffs known to both, 10 rounds",
+    "private": "Agent-agent coordination, private payoffs: each copy of the model knows only its own, 10 rounds",
+}
 COLUMNS = tuple(f"{m} message" + ("" if m == 1 else "s") for m in MESSAGES)
 SERIES_COLUMNS = tuple(f"{column}, {simulation}" for simulation in SIMULATIONS for column in COLUMNS)
 #: Coordination rate by number of messages: no talk, one-way, one round of two-way talk.
@@ -52,37 +64,46 @@ SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.
 CRITERION = (f"the script's games coordinate more than the agents': Mann-Whitney U, one-sided p < {ALPHA} after Holm's "
              f"correction over the {len(MESSAGES)} message counts; contradicted where the agents coordinate more as significantly")
 
-LEVELS_TABLE = "Agent-agent coordination: the pair's outcome beside each player's own choices"
+LEVELS_TABLE = {information: f"{title}: the pair's outcome beside each player's own choices" for information, title in TABLE.items()}
 LEVELS_COLUMNS = ("pair: coordination rate [95% CI]", "players: moves to their own favourite [95% CI]",
                   "players: own favourite in round 1 [95% CI]", "valid moves")  # fmt: skip
-SCRIPT_TABLE = "Agent-agent coordination: the omniscient script against separate agents, per game [95% CI]"
+SCRIPT_TABLE = {information: f"{title}: the omniscient script against separate agents, per game [95% CI]" for information, title in TABLE.items()}
 SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)", "p (Holm)")
-#: Per game: its measure from the outcome, and whether the criterion is about it.
+#: Per game: its measure from the outcome.
 MEASURES = {
     "coordination rate": lambda o: sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"]),
     "points": lambda o: sum(r["points"] for r in o["rounds"]) / len(o["rounds"]),
     "prediction accuracy": lambda o: sum(e["correct"] for p in PLAYERS for e in o["players"][p]) / (2 * len(o["rounds"])),
-    "information leakage": lambda o: o["leakage"]["rate"],
 }
+LEAKAGE_TABLE = "Agent-agent coordination, private payoffs: leakage against chance, acts that would reveal the other's payoffs per game [95% CI]"
+LEAKAGE_COLUMNS = ("agents (chance: they could not know)", "script", "script - agents [95% CI]", "p (script > agents, one-sided)", "p (Holm)")
+#: The acts measured against chance: all of them (the claim), then each kind apart.
+LEAKAGE_ACTS = {"all acts": None, "concessions in round 1": "round 1 move", "messages naming the other's favourite first": "message"}
+LEAKAGE_CRITERION = (f"the script's games make more of the acts that would reveal the other's payoffs than the agents', who could not know: "
+                     f"Mann-Whitney U, one-sided p < {ALPHA} after Holm's correction over the {len(MESSAGES)} message counts; "
+                     "contradicted where the agents make more as significantly")
 
 
-def files(messages, simulation):
-    """The agents' recordings keep the names they were made under, before the script existed."""
-    return {"messages": messages} if simulation == "agents" else {"messages": messages, "simulation": simulation}
+def files(messages, simulation, information):
+    """The private game's recordings keep the names they were made under, before the script and the
+    common-knowledge game existed."""
+    named = {"messages": messages} if simulation == "agents" else {"messages": messages, "simulation": simulation}
+    return named if information == "private" else {**named, "information": information}
 
 
-def games(gaamas, messages, simulation, *, own=False):
+def games(gaamas, messages, simulation, information, *, own=False):
     """The cell's games: the item's own (``own``), or those recorded by test_agent_coordination's item of that cell."""
-    game = AgentCoordinationGame(messages, simulation=simulation)
-    naming = files(messages, simulation)
+    game = AgentCoordinationGame(messages, simulation=simulation, information=information)
+    naming = files(messages, simulation, information)
     where = {"named": naming} if own else {"recorded_as": "test_agent_coordination", "variant": naming}
     return game, gaamas.play(game, gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE), **where)
 
 
+@pytest.mark.parametrize("information", INFORMATION)
 @pytest.mark.parametrize("simulation", SIMULATIONS)
 @pytest.mark.parametrize("messages", MESSAGES)
-def test_agent_coordination(gaamas, messages, simulation):
-    game, records = games(gaamas, messages, simulation, own=True)
+def test_agent_coordination(gaamas, messages, simulation, information):
+    game, records = games(gaamas, messages, simulation, information, own=True)
 
     coordination = stats.mean([MEASURES["coordination rate"](r.outcome) for r in records])
     threshold = gaamas.threshold("min_coordination", MIN_COORDINATION)
@@ -91,7 +112,7 @@ def test_agent_coordination(gaamas, messages, simulation):
     column = COLUMNS[MESSAGES.index(messages)]
 
     gaamas.score(
-        table=TABLE,
+        table=TABLE[information],
         metric="coordination rate",
         unit="rate",
         estimate=coordination,
@@ -105,30 +126,40 @@ def test_agent_coordination(gaamas, messages, simulation):
         row={"simulation": simulation},
         row_rank=SIMULATIONS.index(simulation),
     )
-    gaamas.reference(table=TABLE, label="humans", cells=dict(zip(COLUMNS, (f"{r:.2f}" for r in PEOPLE_COORDINATION.values()))),
-                     source=PEOPLE_SOURCE, status="unverified")
-    people = {"coordination rate": {f"people, {column} (unverified)": PEOPLE_COORDINATION[messages]}} if messages in PEOPLE_COORDINATION else {}
-    group_and_players(gaamas, records, coordination, column, simulation)
+    people = {}
+    if information == "common":  # people played the game where both knew the whole matrix
+        gaamas.reference(table=TABLE[information], label="humans", cells=dict(zip(COLUMNS, (f"{r:.2f}" for r in PEOPLE_COORDINATION.values()))),
+                         source=PEOPLE_SOURCE, status="unverified")
+        if messages in PEOPLE_COORDINATION:
+            people = {"coordination rate": {f"people, {column} (unverified)": PEOPLE_COORDINATION[messages]}}
+    group_and_players(gaamas, records, coordination, column, simulation, information)
     series = f"{column}, {simulation}"
-    rounds.report_series(gaamas, title="Agent-agent coordination", column=series, columns=SERIES_COLUMNS, scores=per_round(records),
+    title = "Agent-agent coordination" + ("" if information == "common" else ", private payoffs")
+    rounds.report_series(gaamas, title=title, column=series, columns=SERIES_COLUMNS, scores=per_round(records),
                          references=rounds.reference_curves(game, len(records), gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
-                         note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines")
-    gaamas.verdict(verdict, f"{simulation}: coordination rate {cell(coordination)} with {messages} message{'' if messages == 1 else 's'}; meeting it needs the lower bound >= {threshold}")
+                         note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines" if people else "")
+    gaamas.verdict(verdict, f"{simulation}, {information} payoffs: coordination rate {cell(coordination)} with {messages} message{'' if messages == 1 else 's'}; meeting it needs the lower bound >= {threshold}")
 
 
-def coordination_by_game(gaamas, messages):
-    """Per game, the coordination rate of the separate agents and of the script."""
-    (_, agents), (_, script) = games(gaamas, messages, "agents"), games(gaamas, messages, "script")
-    of = MEASURES["coordination rate"]
-    return [of(r.outcome) for r in agents], [of(r.outcome) for r in script]
+def by_game(gaamas, messages, information, of):
+    """Per game, ``of`` its outcome for the separate agents and for the script (games where it is None left out)."""
+    (_, agents), (_, script) = games(gaamas, messages, "agents", information), games(gaamas, messages, "script", information)
+    measured = lambda records: [x for x in (of(r.outcome) for r in records) if x is not None]  # noqa: E731
+    return measured(agents), measured(script)
 
 
+def script_claim(gaamas, messages, information, of):
+    """The claim that the script's games score more by ``of`` than the agents', in the family of the message counts."""
+    by_count = {count: by_game(gaamas, count, information, of) for count in MESSAGES}
+    return verdicts.family({count: (stats.stochastically_greater(script, agents), stats.stochastically_greater(agents, script))
+                            for count, (agents, script) in by_count.items()}, ALPHA)[messages]  # fmt: skip
+
+
+@pytest.mark.parametrize("information", INFORMATION)
 @pytest.mark.parametrize("messages", MESSAGES)
-def test_script_overstates_success(gaamas, messages):
-    by_count = {count: coordination_by_game(gaamas, count) for count in MESSAGES}
-    claim = verdicts.family({count: (stats.stochastically_greater(script, agents), stats.stochastically_greater(agents, script))
-                             for count, (agents, script) in by_count.items()}, ALPHA)[messages]  # fmt: skip
-    (_, agents), (_, script) = games(gaamas, messages, "agents"), games(gaamas, messages, "script")
+def test_script_overstates_success(gaamas, messages, information):
+    claim = script_claim(gaamas, messages, information, MEASURES["coordination rate"])
+    (_, agents), (_, script) = games(gaamas, messages, "agents", information), games(gaamas, messages, "script", information)
     column = COLUMNS[MESSAGES.index(messages)]
     means, p_of = {}, {}  # measure -> (agents, script); measure -> one-sided p
     for rank, (measure, of) in enumerate(MEASURES.items()):
@@ -138,45 +169,77 @@ def test_script_overstates_success(gaamas, messages):
         difference = stats.mean_difference(by_script, by_agents)
         judged = measure == "coordination rate"
         gaamas.score(
-            table=SCRIPT_TABLE, metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
+            table=SCRIPT_TABLE[information], metric=f"script - agents: {measure}", estimate=difference, invalid=0, n=len(agents) + len(script),
             verdict=claim.verdict if judged else None, criterion=CRITERION if judged else "", columns=SCRIPT_COLUMNS,
             unit="points" if measure == "points" else "",
-            cells={"agents": cell(agents_mean) + (" (by construction)" if measure == "information leakage" else ""),
-                   "script": cell(script_mean), "script - agents [95% CI]": cell(difference),
+            cells={"agents": cell(agents_mean), "script": cell(script_mean), "script - agents [95% CI]": cell(difference),
                    "p (script > agents, one-sided)": p_value_text(p),
                    "p (Holm)": p_value_text(claim.p_adjusted) if judged else ""},
             row={"messages": column, "measure": measure}, row_rank=MESSAGES.index(messages) * len(MEASURES) + rank, worse="both",
             verdict_label=SUPPORT[claim.verdict] if judged else "",
             details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size} if judged else {},
-            figures=(Figure("Agent-agent coordination: the omniscient script minus separate agents", INTERVAL, f"{measure}: script - agents [95% CI]",
+            figures=(Figure(f"Agent-agent coordination ({information} payoffs): the omniscient script minus separate agents", INTERVAL, f"{measure}: script - agents [95% CI]",
                             panel=measure, x=column, x_axis="pre-play messages", references={"no difference": 0.0}),),
         )  # fmt: skip
     (agents_mean, script_mean), p = means["coordination rate"], p_of["coordination rate"]
-    gaamas.verdict(claim.verdict, f"{column}: the script coordinates {cell(script_mean)}, separate agents {cell(agents_mean)} "
-                                  f"(one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}); "
-                                  f"the script leaks in {cell(means['information leakage'][1])} of its acts")  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{column}, {information} payoffs: the script coordinates {cell(script_mean)}, separate agents "
+                                  f"{cell(agents_mean)} (one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
 
 
-def group_and_players(gaamas, records, coordination, column, simulation):
+@pytest.mark.parametrize("messages", MESSAGES)
+def test_script_leaks_beyond_chance(gaamas, messages):
+    """Leakage against its chance baseline, in the private game: the acts that would reveal the
+    other's payoffs, by the script that saw them and by the agents that could only guess."""
+    claim = script_claim(gaamas, messages, "private", revealing_rate)
+    column = COLUMNS[MESSAGES.index(messages)]
+    shown = {}
+    for rank, (acts, kind) in enumerate(LEAKAGE_ACTS.items()):
+        agents, script = by_game(gaamas, messages, "private", lambda o: revealing_rate(o, kind))  # noqa: B023
+        if not agents or not script:
+            continue  # no message without talk
+        judged = kind is None
+        difference, p = stats.mean_difference(script, agents), stats.stochastically_greater(script, agents)
+        shown[acts] = stats.mean(agents), stats.mean(script), difference
+        gaamas.score(
+            table=LEAKAGE_TABLE, metric=f"script - agents: {acts}", estimate=difference, invalid=0, n=len(agents) + len(script),
+            verdict=claim.verdict if judged else None, criterion=LEAKAGE_CRITERION if judged else "", columns=LEAKAGE_COLUMNS,
+            cells={LEAKAGE_COLUMNS[0]: cell(shown[acts][0]), "script": cell(shown[acts][1]), "script - agents [95% CI]": cell(difference),
+                   "p (script > agents, one-sided)": p_value_text(p), "p (Holm)": p_value_text(claim.p_adjusted) if judged else ""},
+            row={"messages": column, "acts": acts}, row_rank=MESSAGES.index(messages) * len(LEAKAGE_ACTS) + rank, worse="up",
+            verdict_label=SUPPORT[claim.verdict] if judged else "",
+            details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size} if judged else {},
+            figures=(Figure("Agent-agent coordination (private payoffs): revealing acts, script minus agents (chance)", INTERVAL,
+                            "share of a game's acts: script - agents [95% CI]", panel=acts, x=column, x_axis="pre-play messages",
+                            references={"chance: no excess": 0.0}),),
+        )  # fmt: skip
+    agents_all, script_all, excess = shown["all acts"]
+    gaamas.verdict(claim.verdict, f"{column}: the script makes revealing acts in {cell(script_all)} of a game's acts, the agents, who could not "
+                                  f"know, in {cell(agents_all)}: excess {cell(excess)} (one-sided p = {p_value_text(claim.p)}, "
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
+
+
+def group_and_players(gaamas, records, coordination, column, simulation, information):
     """The seed's two levels: how often the pair met, beside what each player chose for itself."""
     moves = [(p, e) for r in records for p in PLAYERS for e in r.outcome["players"][p] if e["valid"]]
     insists = stats.wilson(sum(e["move"] == FAVOURITE[p] for p, e in moves), len(moves))
     first = [(p, e) for p, e in moves if e["round"] == 1]
     opens = stats.wilson(sum(e["move"] == FAVOURITE[p] for p, e in first), len(first))
     gaamas.score(
-        table=LEVELS_TABLE, metric="players' moves to their own favourite", estimate=insists, invalid=0, n=len(moves), passed=None,
+        table=LEVELS_TABLE[information], metric="players' moves to their own favourite", estimate=insists, invalid=0, n=len(moves), passed=None,
         criterion="", columns=LEVELS_COLUMNS,
         cells={LEVELS_COLUMNS[0]: cell(coordination), LEVELS_COLUMNS[1]: cell(insists), LEVELS_COLUMNS[2]: cell(opens), LEVELS_COLUMNS[3]: str(len(moves))},
         row={"messages": column, "simulation": simulation}, row_rank=SIMULATIONS.index(simulation) * len(MESSAGES) + COLUMNS.index(column),
-        figures=(Figure("Agent-agent coordination: moves to one's own favourite", INTERVAL,
+        figures=(Figure(f"Agent-agent coordination ({information} payoffs): moves to one's own favourite", INTERVAL,
                         "share of moves to the player's own favourite [95% CI]", x=column, x_axis="pre-play messages", series=simulation,
-                        references={"mixed equilibrium (3/5)": 0.6}, limits=(0.0, 1.0),
+                        references={"mixed equilibrium (3/5)": 0.6} if information == "common" else {}, limits=(0.0, 1.0),
                         note="the pair's outcome is in the coordination figure; people's per-player choices for these payoffs are not in the shipped data"),),
     )  # fmt: skip
-    gaamas.reference(table=LEVELS_TABLE, label="theory: the mixed equilibrium",
+    if information != "common":
+        return  # the mixed equilibrium and people's rates are those of the game where both know the matrix
+    gaamas.reference(table=LEVELS_TABLE[information], label="theory: the mixed equilibrium",
                      cells={LEVELS_COLUMNS[0]: "0.48 without talk", LEVELS_COLUMNS[1]: "0.60 without talk", LEVELS_COLUMNS[2]: "0.60 without talk"},
                      source="each plays its favourite with probability 3/5 and they meet with probability 12/25", status="computed")  # fmt: skip
-    gaamas.reference(table=LEVELS_TABLE, label="people (Cooper et al. 1989)",
+    gaamas.reference(table=LEVELS_TABLE[information], label="people (Cooper et al. 1989)",
                      cells={LEVELS_COLUMNS[0]: "0.48 no talk, 0.95 one-way, 0.55 two-way", LEVELS_COLUMNS[1]: "-", LEVELS_COLUMNS[2]: "-"},
                      source=PEOPLE_SOURCE + "; per-player choices for these payoffs are not in the shipped data", status="unverified")  # fmt: skip
 

@@ -32,6 +32,11 @@ construction) side by side, script minus agents with its 95% interval; the crite
 omniscient script overstates success": its societies outlive the agents' (log-rank, one-sided,
 p < 0.05), reported whichever way it comes out. The group's outcome beside the villagers' own
 choices: survival against the distribution of each villager's catch relative to its equal share.
+Seed 000's paradox where cooperation happens: in each mixed cell, do the selfish villagers ask more
+of the lake than the altruistic ones of the same society (catch over equal share, a sign-flip
+permutation test over the societies, one-sided, Holm over the mixed cells)? A cell whose societies
+survive (its survival criterion met) while that fidelity is not shown is flagged "collective
+cooperation without individual fidelity".
 """
 
 import math
@@ -41,7 +46,7 @@ import pytest
 
 from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, LINE, RATE, VIOLIN, Figure
-from pytest_gaamas.games.commons import MODULES, SIMULATIONS, Commons
+from pytest_gaamas.games.commons import MODULES, SIMULATIONS, Commons, persona_catches
 from pytest_gaamas.report import NO_VALUE, cell, p_value_text
 
 SOCIETIES = 10
@@ -305,3 +310,47 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
     gaamas.verdict(claim.verdict, f"{label}: the script's societies live {cell(rounds_script, 1)} rounds, separate villagers' "
                               f"{cell(rounds_agents, 1)} (log-rank p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}); "
                                   f"the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip
+
+
+PARADOX_TABLE = "The commons: each society's survival beside its villagers' fidelity to their personas (the paradox of seed 000)"
+PARADOX_COLUMNS = ("survival to round 10 [95% CI]", "selfish: catch / equal share [95% CI]", "altruistic: catch / equal share [95% CI]",
+                   "selfish - altruistic [95% CI]", "p (selfish > altruistic, one-sided)", "p (Holm)", "flag")  # fmt: skip
+PARADOX = "collective cooperation without individual fidelity"
+MIXED = tuple(c for c in RECORDED if c[1] == "mixed")
+
+
+def fidelity_test(gaamas, cell, simulation):
+    """The societies of a mixed cell where both personas asked: their selfish and altruistic catches,
+    and the paired one-sided p that the selfish ask more (and that they ask less, the contrary)."""
+    _, records = societies(gaamas, *cell, simulation)
+    pairs = [c for c in (persona_catches(r.outcome, cell[1]) for r in records) if {"selfish", "altruistic"} <= c.keys()]
+    selfish, altruistic = [c["selfish"] for c in pairs], [c["altruistic"] for c in pairs]
+    return [r.outcome for r in records], selfish, altruistic, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
+
+
+@pytest.mark.parametrize("simulation", SIMULATIONS)
+@pytest.mark.parametrize(("environment", "personas", "ablation"), MIXED)
+def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
+    tests = {member: fidelity_test(gaamas, member, simulation) for member in MIXED}
+    claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation)]
+    outcomes, selfish, altruistic, p, _ = tests[(environment, personas, ablation)]
+    survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
+    cooperates = verdicts.at_least(survival, gaamas.threshold("min_survival", MIN_SURVIVAL)) is verdicts.MET
+    flag = PARADOX if cooperates and claim.verdict is not verdicts.MET else ""
+    difference = stats.mean_difference(selfish, altruistic)
+    label = f"{environment} lake, {ablation}" + series(simulation, ", ")
+    gaamas.score(
+        table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=0, n=len(selfish),
+        verdict=claim.verdict, columns=PARADOX_COLUMNS, worse="down", unit="",
+        criterion=f"in the same society the selfish villagers ask more than the altruistic: sign-flip permutation test over the societies, "
+                  f"one-sided p < {ALPHA} after Holm's correction over the {claim.family_size} mixed cells; contradicted where they ask less "
+                  "as significantly",
+        cells={PARADOX_COLUMNS[0]: cell(survival), PARADOX_COLUMNS[1]: cell(stats.mean(selfish)), PARADOX_COLUMNS[2]: cell(stats.mean(altruistic)),
+               PARADOX_COLUMNS[3]: cell(difference), PARADOX_COLUMNS[4]: p_value_text(p), "p (Holm)": p_value_text(claim.p_adjusted), "flag": flag},
+        row={"cell": label}, row_rank=rank(environment, personas, ablation, simulation), verdict_label=flag or SUPPORT[claim.verdict],
+        details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size,
+                 "flag": flag, "societies_with_both_personas": len(selfish)},
+    )  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{label}: selfish villagers ask {cell(stats.mean(selfish))} of an equal share, altruistic ones "
+                                  f"{cell(stats.mean(altruistic))} (p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over "
+                                  f"{claim.family_size}); survival {cell(survival)}" + (f": {flag}" if flag else ""))  # fmt: skip

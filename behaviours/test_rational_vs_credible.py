@@ -62,6 +62,8 @@ ACTION_TRIALS = 120
 PAPER_TEMPERATURE = 0.7
 MAX_RATIONAL_COOPERATION = 0.25
 HUMAN_RANGE = (0.30, 0.60)
+#: Seed 000's paradox in the dilemma: cooperation at people's rate that does not move with the payoffs as theirs does.
+PARADOX = "human-like cooperation without sensitivity to the payoffs"
 
 TABLE = "Rational vs credible: cooperation rate [95% CI] in the one-shot prisoner's dilemma, version x prompt"
 COLUMNS = tuple(PROMPTS)
@@ -225,21 +227,27 @@ def test_payoff_sensitivity(gaamas, prompt):
     claims = verdicts.family({member: (rise, fall) for member, (*_, (_, rise, fall, _, _)) in trends.items()}, ALPHA)
     matrices, rates, predicted, by_prediction, (z, _, _, estimate, invalid) = trends[prompt]
     claim = claims[prompt]
+    flag = ""
+    if prompt == "Human":  # seed 000's paradox: people's rate of cooperation, not people's reasons for it
+        low, high = gaamas.threshold("human_low", HUMAN_RANGE[0]), gaamas.threshold("human_high", HUMAN_RANGE[1])
+        credible = [v for v in VERSIONS if verdicts.inside(cooperation(gaamas, v, prompt, "actions")[0], low, high) is verdicts.MET]
+        if credible and claim.verdict is not verdicts.MET:
+            flag = f"{PARADOX} (credible in version {', '.join(credible)})"
     gaamas.score(
         table=PAYOFF_TABLE,
         metric="trend z", estimate=estimate, invalid=invalid, verdict=claim.verdict,
         criterion=f"cooperation rises with Mengel's predicted human cooperation over {len(matrices)} dilemmas: exact trend test, "
                   f"one-sided p < {ALPHA} after Holm's correction over the {claim.family_size} prompts",
-        columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p", "p (Holm)"),
-        cells={"dilemmas": str(len(matrices)),
+        columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p", "p (Holm)", "flag"),
+        cells={"flag": flag, "dilemmas": str(len(matrices)),
                "cooperation, least to most cooperative payoffs for people": " ".join(f"{rates[m][0].value:.2f}" if rates[m][0].n else "-" for m in by_prediction),
                "trend z": f"{z:.2f}", "p": p_value_text(claim.p), "p (Holm)": p_value_text(claim.p_adjusted)},
         details={"dilemmas": {m: {"rstp": list(matrices[m][0]), "predicted_human": predicted[m], "cooperation": rates[m][0].as_json()} for m in by_prediction},
-                 "p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size},
-        row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both",
+                 "p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size, "flag": flag},
+        row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both", verdict_label=flag,
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"cooperation against people's predicted cooperation: z = {z:.2f}, p = {p_value_text(claim.p)}, "
-                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}")
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}" + (f"; {flag}" if flag else ""))
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)

@@ -26,15 +26,25 @@ def credibility_cell(test_id: str) -> bool:
 def tragedy(test_id: str) -> bool:
     """The commons asks for a society that lasts; theory's myopic, selfish villagers empty the lake in
     the first round (the tragedy of the commons), and reference:sustainable is the one that lasts.
-    The rational script, which plans for the whole village, keeps it: the script overstates success."""
-    return ("/test_commons.py::test_commons[" in test_id and test_id.endswith("-agents]")) or "::test_commons_claim[" in test_id
+    The rational script, which plans for the whole village, keeps it: the script overstates success.
+    Selfish and altruistic alike take all they can, so no villager acts as its persona (the paradox)."""
+    return (("/test_commons.py::test_commons[" in test_id and test_id.endswith("-agents]")) or "::test_commons_claim[" in test_id
+            or "::test_commons_paradox[" in test_id)
 
 
 def talk_informs(test_id: str) -> bool:
     """With a message before play, rational agents agree on a convention and meet every round, as
     the rational script does: the script has nothing to overstate, and the criterion is rightly not
-    supported. Without talk it is (the agents cannot know each other's payoffs)."""
-    return "::test_script_overstates_success[" in test_id and not test_id.endswith("-0]")
+    supported. Without talk it is (the agents cannot know where the other will go), whether or not
+    they know each other's payoffs."""
+    return "::test_script_overstates_success[" in test_id and not test_id.endswith(("-0-common]", "-0-private]"))
+
+
+def leakage_claim(test_id: str) -> bool:
+    """Whether the script leaks beyond chance is a finding about a writer, not a criterion theory
+    answers: the rational script writes a convention and names nobody's payoffs, so it is rightly
+    not shown to leak."""
+    return "::test_script_leaks_beyond_chance[" in test_id
 
 
 def label_blind_robustness(test_id: str) -> bool:
@@ -107,7 +117,7 @@ def test_the_rational_agent_passes_wherever_theory_defines_the_rational_answer(w
     results = verdicts(reference_run("rational", workspace))
     assert results
     for test_id, passed in results.items():
-        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id) or talk_informs(test_id)), test_id
+        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id) or talk_informs(test_id) or leakage_claim(test_id)), test_id
 
 
 def test_the_random_agent_fails_at_chance(workspace):
@@ -191,7 +201,7 @@ def test_the_recorded_smollm2_runs_replay_offline_into_every_table(smollm2_repla
     code, document, output = smollm2_replay.code, smollm2_replay.document, smollm2_replay.output
     assert code == 0, output[-3000:]  # verdicts missed are findings, reported; an error would fail
     assert "there is no cassette" not in output and "no recorded answer" not in output and "MissingCassette" not in output
-    assert "used by no item" not in output and "embedded:smollm2: 161 of 161 cassettes used" in output
+    assert "used by no item" not in output and "embedded:smollm2: 169 of 169 cassettes used" in output
     assert {s["behaviour"] for s in document["scores"]} == set(BEHAVIOURS)
     for score in document["scores"]:  # a cell has 30 trials; a criterion over cells, 30 per cell
         if score["passed"] is not None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pytest_gaamas import answers, stats
 from pytest_gaamas.games import bos_agents
 from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, AgentCoordinationGame, reveals_preference
-from pytest_gaamas.games.commons import NAMES, NOBODY, Commons
+from pytest_gaamas.games.commons import NAMES, NOBODY, Commons, persona_catches, persona_of
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import play_trial
 
@@ -157,6 +157,69 @@ def test_the_criterion_tells_a_perfect_script_from_agents_who_cannot_know():
     assert abs(sum(r["coordinated"] for r in first_round) / 400 - 12 / 25) < 0.07  # the mixed equilibrium meets 12/25 of the time
 
 
+def test_the_seeds_game_tells_each_agent_both_payoffs_and_the_private_game_only_its_own():
+    for information, knows_other in (("common", True), ("private", False)):
+        watcher = Writer(leaky_agent)
+        play_trial(AgentCoordinationGame(1, information=information), watcher, 0, seed=0, temperature=0.7)
+        for decision in watcher.seen:
+            me = decision.situation["player"]
+            told = decision.messages[0]["content"]
+            others = f"{bos_agents.other(me)} gets 3 points if both choose {FAVOURITE[bos_agents.other(me)]}"
+            assert (others in told) is knows_other, (information, told)
+    common = AgentCoordinationGame(1, simulation="script", information="common")
+    assert "private" not in json.dumps(common.script_prompt(0)) and "Both players know all these payoffs" in common.script_prompt(0)[0]["content"]
+    # nothing is private in the seed's game: the same revealing acts leak nothing there
+    outcome = play_trial(common, Writer(leaky_script), 0, seed=0, temperature=0.7).outcome
+    assert outcome["leakage"]["leaks"] == 0 and bos_agents.revealing_rate(outcome) > 0
+    with pytest.raises(ValueError, match="information is one of common, private"):
+        AgentCoordinationGame(1, information="partial")
+
+
+def guessing_writer(rng):
+    """Writes the script as an agent that cannot read the other's side would play: its concessions
+    and messages are coin flips, the same acts the separate random agents make."""
+    def write(decision):
+        situation = decision.situation
+        talk = [rng.choice(("Let us meet at A.", "Let us meet at B.")) for _ in range(situation["messages"])]
+        turns = [{p: {"prediction": rng.choice("AB"), "move": rng.choice("AB")} for p in PLAYERS} for _ in range(situation["rounds"])]
+        return answers.dump({"messages": talk, "rounds": turns} if talk else {"rounds": turns})
+    return write
+
+
+def leakage_claims(write_script, agent, seed=1):
+    """The claim "the script leaks beyond chance" at each message count, Holm over the family, with 30 games a side."""
+    from pytest_gaamas import verdicts
+
+    rates = {}
+    for messages in (0, 1, 2, 3):
+        script_game, agents_game = (AgentCoordinationGame(messages, simulation=s, information="private") for s in ("script", "agents"))
+        script = [bos_agents.revealing_rate(play_trial(script_game, Writer(write_script), t, seed=seed, temperature=0.7).outcome) for t in range(30)]
+        agents = [bos_agents.revealing_rate(play_trial(agents_game, agent, t, seed=seed, temperature=0.7).outcome) for t in range(30)]
+        rates[messages] = (stats.stochastically_greater(script, agents), stats.stochastically_greater(agents, script))
+    return {m: claim.verdict for m, claim in verdicts.family(rates, 0.05).items()}
+
+
+def test_a_script_that_guesses_shows_no_leakage_beyond_chance_and_one_that_reads_the_other_does():
+    """Planted writers against separate agents that concede and name meetings at random: a writer
+    that guesses as they do is shown to leak no more often than the family's 5% allows (over 20
+    seeds, a test whose false alarms ran at 20% would show 4 or more with probability 0.59); one
+    that writes the other's private favourite into every message and concedes to it at once is
+    shown to leak at every message count."""
+    import random
+
+    from pytest_gaamas import verdicts
+
+    false_alarms = [seed for seed in range(20)
+                    if verdicts.MET in leakage_claims(guessing_writer(random.Random(seed)), ReferenceAgent("random"), seed).values()]  # fmt: skip
+    assert len(false_alarms) <= 2, false_alarms
+    reading = leakage_claims(leaky_script, ReferenceAgent("random"))
+    assert set(reading.values()) == {verdicts.MET}, reading
+    # and the contrary: agents that concede at once, against a writer that never does, contradict it
+    stubborn = lambda d: answers.dump({"rounds": [{p: {"prediction": FAVOURITE[p], "move": FAVOURITE[p]} for p in PLAYERS}] * d.situation["rounds"],  # noqa: E731
+                                       **({"messages": ["Let us meet."] * d.situation["messages"]} if d.situation["messages"] else {})})
+    assert leakage_claims(stubborn, Writer(leaky_agent))[0] == verdicts.MISSED
+
+
 @pytest.mark.parametrize(("first", "second", "small"), [([1.0] * 10, [0.0] * 10, True), ([0.5] * 10, [0.5] * 10, False), ([], [1.0], False)])
 def test_the_one_sided_test_of_two_samples(first, second, small):
     p = stats.stochastically_greater(first, second)
@@ -232,3 +295,41 @@ def test_the_rational_script_plans_for_the_village_and_the_myopic_agents_do_not(
     assert all(o["survived"] for o in planned) and not any(o["survived"] for o in myopic)
     _, p = stats.survives_longer([o["survived_rounds"] for o in planned], [o["survived_rounds"] for o in myopic], game.rounds)
     assert p < 0.001
+
+
+def persona_villager(selfish: float, altruistic: float):
+    """A villager that asks ``selfish`` times its share of the regrowth when told it is selfish, and
+    ``altruistic`` times it when told it is altruistic (1.5 and 0.5: it acts as its persona)."""
+    def write(decision):
+        situation = decision.situation
+        game = Commons()
+        share = game.sustainable_total(situation["lake"]) / situation["villagers"]
+        factor = selfish if persona_of(game.personas, NAMES.index(situation["me"])) == "selfish" else altruistic
+        if situation["phase"] == "catch":
+            return answers.dump({"catch": float(int(share * factor)), "strategy": "As I am told I am."})
+        if situation["phase"] == "cap":
+            return answers.dump({"cap": float(int(share))})
+        return answers.dump({"punish": NOBODY})
+    return write
+
+
+def fidelity(agent) -> tuple[float, float, float]:
+    """Over 10 societies of the harsh lake with mixed personas: the share that survive, and the
+    paired one-sided p that the selfish ask more than the altruistic (and that they ask less)."""
+    outcomes = [play_trial(Commons(), agent, t, seed=0, temperature=0.7).outcome for t in range(10)]
+    pairs = [persona_catches(o, "mixed") for o in outcomes]
+    selfish, altruistic = [c["selfish"] for c in pairs], [c["altruistic"] for c in pairs]
+    return sum(o["survived"] for o in outcomes) / 10, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
+
+
+def test_the_paradox_tells_villagers_who_act_as_their_personas_from_a_society_that_survives_without_them():
+    """Seed 000's paradox where cooperation happens: villagers that follow their personas show it
+    (p = 1/1024 over 10 societies, all one way); the sustainable villagers, who all take the same
+    share whatever they were told to be, keep every society alive with no fidelity at all, which is
+    what the commons flags as collective cooperation without individual fidelity."""
+    _, faithful, contrary = fidelity(Writer(persona_villager(1.5, 0.5)))
+    assert faithful < 0.01 and contrary == 1.0
+    survived, blind, blind_contrary = fidelity(ReferenceAgent("sustainable"))
+    assert survived == 1.0 and blind == blind_contrary == 1.0
+    _, against, reversed_contrary = fidelity(Writer(persona_villager(0.5, 1.5)))
+    assert against == 1.0 and reversed_contrary < 0.01  # the contrary shows: the selfish ask less

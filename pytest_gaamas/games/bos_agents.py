@@ -6,18 +6,27 @@ both choose B; Z the reverse; choosing differently pays both 0. Before round 1 t
 ``messages`` messages, taking turns, the ``initiator`` first. Then 10 simultaneous rounds: each
 player predicts the other's move and plays.
 
-Two simulations of the same game (Zhou et al. 2024, "Is this the real life? Is this just fantasy?"):
+Two information conditions:
 
-- ``agents``: each player is one conversation, and sees only what its player would see: its own
-  payoffs, the messages, and the public history of moves. The other player's instructions, payoffs
-  and predictions never enter its prompt.
-- ``script``: one omniscient request is told everything both players know, each one's payoffs marked
-  as private to it, and writes the whole interaction at once as JSON: the messages, and each player's
-  prediction and move round by round. The game scores the script exactly as it scores the agents.
+- ``common``: the seed's game (PyGAAMAS, and Cooper et al. 1989's): both players know the whole
+  matrix, their own payoffs and the other's.
+- ``private``: each player knows only its own payoffs, a game of incomplete information. It is
+  where an omniscient writer has something to leak.
 
-**Information leakage** is an act that uses what only the other player knows, the other's payoffs.
-An act leaks when its writer was *exposed* to the other's payoffs (the script's writer always is; an
-agent never is: the other's payoffs are in no prompt of its conversation) and the act *reveals* them:
+Two simulations of each (Zhou et al. 2024, "Is this the real life? Is this just fantasy?"):
+
+- ``agents``: each player is one conversation, and sees only what its player would see: the payoffs
+  its condition tells it, the messages, and the public history of moves. The other player's
+  instructions and predictions never enter its prompt, nor, in ``private``, the other's payoffs.
+- ``script``: one omniscient request is told everything both players know (in ``private``, each
+  one's payoffs marked as private to it) and writes the whole interaction at once as JSON: the
+  messages, and each player's prediction and move round by round. The game scores the script exactly
+  as it scores the agents.
+
+**Information leakage** (``private`` only) is an act that uses what only the other player knows, the
+other's payoffs. An act leaks when its writer was *exposed* to the other's payoffs (the script's
+writer always is; an agent never is: the other's payoffs are in no prompt of its conversation) and
+the act *reveals* them:
 
 - a message that attributes to the other player (its letter, "you" or "your") a preference or payoff
   ("prefer", "favourite", "want", "like", "rather", "best", "3 points", "three points") for the
@@ -27,7 +36,11 @@ agent never is: the other's payoffs are in no prompt of its conversation) and th
 
 The leakage of a game is its leaking acts over its acts (the messages and the two round-1 moves). In
 ``agents`` mode it is zero by construction, whatever the players write: an agent that guesses the
-other's payoffs right has guessed, not leaked.
+other's payoffs right has guessed, not leaked. But an agent can make the same acts by chance (a
+round-1 concession is a coin's half of the time; "you must prefer B" is a guess by symmetry), so
+every act is kept with whether it *would* leak (``reveals``) whoever made it: the same acts' rate
+among the agents, who could not have known, is the chance baseline that a script's leakage is
+measured against. Concessions, which chance produces, are kept apart from revealing messages.
 
 Counterbalanced (:mod:`pytest_gaamas.counterbalance`): each player sees the two meetings listed in
 its own order, independent of the other's and crossed with who opens the talk, in its rules, its
@@ -54,6 +67,9 @@ PLAYERS = ("Y", "Z")
 FAVOURITE = {"Y": "A", "Z": "B"}
 MESSAGE_CHARACTERS = 200
 SIMULATIONS = ("agents", "script")
+INFORMATION = ("common", "private")
+#: The kinds of act that can leak: chance produces the first as easily as knowledge does.
+ACTS = ("round 1 move", "message")
 CONVENTION = "Let us alternate: A in odd rounds, B in even rounds."
 
 SYSTEM_PROMPT = (
@@ -61,6 +77,11 @@ SYSTEM_PROMPT = (
     "round both choose {first} or {second} at the same time. If both choose {favourite}, you get 3 points. If both "
     "choose {compromise}, you get 2 points. If you choose differently, you get 0. Before each round you "
     "also predict {other}'s move."
+)
+#: In the seed's game both players know the whole matrix.
+COMMON_KNOWLEDGE = (
+    " {other} gets 3 points if both choose {compromise} and 2 points if both choose {favourite}. Both of you "
+    "know all these payoffs."
 )
 MESSAGE_SCHEMA = answers.object_schema(message={"type": "string", "maxLength": MESSAGE_CHARACTERS})
 
@@ -80,6 +101,12 @@ SCRIPT_SYSTEM_PROMPT = (
     "2 points if both choose A. If they choose differently, both get 0. Before each round each player also "
     "predicts the other's move."
 )
+COMMON_SCRIPT_SYSTEM_PROMPT = (
+    "You write the whole of a coordination game between two players, Y and Z, who play {rounds} rounds. In each "
+    "round both choose A or B at the same time. Y gets 3 points if both choose A, 2 points if both choose B. "
+    "Z gets 3 points if both choose B, 2 points if both choose A. If they choose differently, both get 0. Both "
+    "players know all these payoffs. Before each round each player also predicts the other's move."
+)
 SCRIPT_TALK = "Before round 1 the players exchange {messages} message{s}, taking turns, {first} first: {order}. "
 #: Tokens a script may take: each round's two predictions and moves, each message, and the frame.
 SCRIPT_TOKENS_PER_ROUND, SCRIPT_TOKENS_PER_MESSAGE, SCRIPT_TOKENS_FRAME = 48, 80, 96
@@ -94,11 +121,12 @@ def other(player: str) -> str:
     return PLAYERS[1 - PLAYERS.index(player)]
 
 
-def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS) -> str:
+def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS, information: str = "private") -> str:
     favourite = FAVOURITE[player]
     compromise = FAVOURITE[other(player)]
-    return SYSTEM_PROMPT.format(me=player, other=other(player), rounds=rounds, favourite=favourite, compromise=compromise,
-                                first=listed[0], second=listed[1])  # fmt: skip
+    told = SYSTEM_PROMPT + (COMMON_KNOWLEDGE if information == "common" else "")
+    return told.format(me=player, other=other(player), rounds=rounds, favourite=favourite, compromise=compromise,
+                       first=listed[0], second=listed[1])  # fmt: skip
 
 
 def points(player: str, moves: Mapping[str, str | None]) -> float:
@@ -139,21 +167,32 @@ def names_meeting(message: str, meeting: str) -> bool:
 
 def leakage(talk: Sequence[Mapping[str, Any]], first_moves: Mapping[str, str | None], exposed: bool) -> dict[str, Any]:
     """The acts of one game that leak the other player's payoffs (the module's docstring): each
-    message, then each player's round-1 move. ``exposed``: whether the writer saw the other's payoffs."""
+    message, then each player's round-1 move. ``exposed``: whether the writer saw the other's
+    payoffs. Each act says whether it ``reveals`` them, exposed or not (the chance baseline's
+    count), and whether it ``leaks`` (it reveals, and its writer was exposed)."""
     acts = []
     named_by: dict[str, set[str]] = {p: set() for p in PLAYERS}  # the meetings each player has named
     for message in talk:
         writer, text = message["from"], message["text"] if message["valid"] else ""
         listener = other(writer)
         secret = FAVOURITE[listener] not in named_by[listener]
-        acts.append({"act": "message", "by": writer, "leaks": exposed and secret and reveals_preference(text, writer)})
+        reveals = secret and reveals_preference(text, writer)
+        acts.append({"act": "message", "by": writer, "reveals": reveals, "leaks": exposed and reveals})
         named_by[writer] |= {m for m in ACTIONS if names_meeting(text, m)}
     named = named_by["Y"] | named_by["Z"]
     for player in PLAYERS:
         concedes = first_moves.get(player) == FAVOURITE[other(player)] and FAVOURITE[other(player)] not in named
-        acts.append({"act": "round 1 move", "by": player, "leaks": exposed and concedes})
+        acts.append({"act": "round 1 move", "by": player, "reveals": concedes, "leaks": exposed and concedes})
     leaking = sum(a["leaks"] for a in acts)
     return {"exposed": exposed, "acts": acts, "leaks": leaking, "rate": leaking / len(acts)}
+
+
+def revealing_rate(outcome: Mapping[str, Any], act: str | None = None) -> float | None:
+    """The share of a game's acts (of kind ``act``, or all) that reveal the other's payoffs, whoever
+    made them: the same measure for a script that could leak and agents that could only guess.
+    None where the game has no such act (no message without talk)."""
+    acts = [a for a in outcome["leakage"]["acts"] if act is None or a["act"] == act]
+    return sum(a.get("reveals", a["leaks"]) for a in acts) / len(acts) if acts else None
 
 
 def score_round(r: int, replies: Mapping[str, tuple[str, str] | None], why: Mapping[str, str]):
@@ -215,19 +254,27 @@ class AgentCoordinationGame:
     messages: int
     rounds: int = ROUNDS
     simulation: str = "agents"
+    #: "common": both know the whole matrix (the seed's game); "private": each knows its own payoffs.
+    information: str = "private"
     name: str = "battle of the sexes, two agents"
 
     def __post_init__(self) -> None:
         if self.simulation not in SIMULATIONS:
             raise ValueError(f"simulation is one of {', '.join(SIMULATIONS)}, got {self.simulation!r}")
+        if self.information not in INFORMATION:
+            raise ValueError(f"information is one of {', '.join(INFORMATION)}, got {self.information!r}")
 
     def fingerprint(self) -> Mapping[str, Any]:
+        # "scoring" 3: every act says whether it reveals, exposed or not, so journals of earlier outcomes are not resumed.
+        common = {"information": "common", "knowledge": COMMON_KNOWLEDGE} if self.information == "common" else {}
         if self.simulation == "script":
             return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "simulation": "script",
-                    "prompt": SCRIPT_SYSTEM_PROMPT, "talk": SCRIPT_TALK, "counterbalanced": True}  # fmt: skip
-        # "scoring" 2: outcomes carry the simulation and the leakage, so journals of earlier outcomes are not resumed.
-        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT, "scoring": 2,
-                "counterbalanced": True}  # fmt: skip
+                    "prompt": self.script_system_prompt(), "talk": SCRIPT_TALK, "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
+        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT, "scoring": 3,
+                "counterbalanced": True, **common}  # fmt: skip
+
+    def script_system_prompt(self) -> str:
+        return COMMON_SCRIPT_SYSTEM_PROMPT if self.information == "common" else SCRIPT_SYSTEM_PROMPT
 
     def initiator(self, trial: int) -> str:
         """Y opens the talk in even trials, Z in odd ones: each side starts half the games."""
@@ -241,7 +288,7 @@ class AgentCoordinationGame:
 
     def _play_agents(self, trial: int) -> Trial:
         listed = {p: self.listed(trial, p) for p in PLAYERS}
-        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p])}] for p in PLAYERS}
+        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p], self.information)}] for p in PLAYERS}
         news = {p: "" for p in PLAYERS}
 
         def ask(player: str, text: str, schema, read, situation) -> Decision:
@@ -324,7 +371,7 @@ class AgentCoordinationGame:
             f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
             f'"Z": {move_form(self.listed(trial, "Z"))}}}]}}'
         )
-        return ({"role": "system", "content": SCRIPT_SYSTEM_PROMPT.format(rounds=self.rounds)}, {"role": "user", "content": user})
+        return ({"role": "system", "content": self.script_system_prompt().format(rounds=self.rounds)}, {"role": "user", "content": user})
 
     def script_schema(self, trial: int = 0) -> dict[str, Any]:
         turn = answers.object_schema(**{p: move_schema(self.listed(trial, p)) for p in PLAYERS})
@@ -365,7 +412,8 @@ class AgentCoordinationGame:
             turn = turn or {p: (False, why) for p in PLAYERS}
             scored.append(score_round(r, {p: turn[p][1] if turn[p][0] else None for p in PLAYERS},
                                       {p: "" if turn[p][0] else (why or turn[p][1]) for p in PLAYERS}))  # fmt: skip
-        return self._outcome(trial, talk, scored, exposed=True)
+        # Only a private payoff can leak: in the common-knowledge game both players know both.
+        return self._outcome(trial, talk, scored, exposed=self.information == "private")
 
     def play(self, trial: int) -> Trial:
         return self._play_script(trial) if self.simulation == "script" else self._play_agents(trial)
@@ -375,7 +423,7 @@ class AgentCoordinationGame:
         per_player = {p: [entries[p] for entries, _ in scored] for p in PLAYERS}
         rounds = [pair for _, pair in scored]
         first_moves = rounds[0]["moves"] if rounds else {}
-        return {"valid": True, "simulation": self.simulation, "initiator": self.initiator(trial), "messages": talk,
+        return {"valid": True, "simulation": self.simulation, "information": self.information, "initiator": self.initiator(trial), "messages": talk,
                 "rounds": rounds, "players": per_player, "leakage": leakage(talk, first_moves, exposed),
                 "presented": {p: list(self.listed(trial, p)) for p in PLAYERS}}  # fmt: skip
 

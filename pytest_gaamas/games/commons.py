@@ -110,6 +110,18 @@ def persona_of(personas: str, index: int) -> str:
     return personas
 
 
+def persona_catches(outcome: Mapping[str, Any], personas: str) -> dict[str, float]:
+    """A society's mean catch asked over equal share (of what the lake regrows) for each persona, over
+    every round its villagers asked: whether each acts as the preference it was given."""
+    by_persona: dict[str, list[float]] = {}
+    for r in outcome["rounds"]:
+        share = r["sustainable_total"] / len(r["alive"]) if r["alive"] else 0
+        for name, wanted in r["wanted"].items():
+            if share > 0:
+                by_persona.setdefault(persona_of(personas, NAMES.index(name)), []).append(wanted / share)
+    return {persona: sum(v) / len(v) for persona, v in by_persona.items()}
+
+
 def gini(values: Sequence[float]) -> float:
     """The Gini coefficient of ``values`` (0: all equal; 1 - 1/n: one holds everything); 0 when all are 0."""
     ordered = sorted(values)
