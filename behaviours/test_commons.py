@@ -4,14 +4,18 @@ Game: pytest_gaamas.games.commons (after Gupta, Zhong, Yakura, Eisenmann & Rahwa
 villagers share a lake of 100 fish that regrows between rounds (x1.5 in the harsh lake, x2 in the
 rich one, up to 100); each eats 4 fish a round from their store and leaves when it runs out; the
 society collapses when fewer than 5 fish are left after a harvest or one villager is left, and lives
-at most 10 rounds. No prompt states a payoff. Modules: punishment, social learning, a voted cap.
+at most 10 rounds. No prompt states a payoff. Modules: punishment (a heavy one takes a meal, 4 fish,
+a light one half), social learning (the two most successful peers' strategies, with what each
+caught), a group decision (each proposes a cap, each votes; the most votes win, the lowest on a tie).
 Cells (environment, personas, modules), chosen so that each of the seed's claims compares two cells
-that differ in one thing only: in the harsh lake with mixed personas, all modules, no punishment,
-no social learning (the cap alone), no group decision (social learning alone), and neither; in the
-harsh lake with all modules, altruistic and selfish starts; and the rich lake, mixed, all modules.
+that differ in one thing only: in the harsh lake with mixed personas, all modules (heavy or light
+punishment), no punishment, no social learning (the vote alone), no group decision (social learning
+alone), and neither; in the harsh lake with all modules, altruistic and selfish starts, and selfish
+starts with the vote alone; in the rich lake, all modules, mixed and altruistic.
 Simulations (Zhou et al. 2024): `agents`, one JSON answer per villager per phase, each from the
 villager's own view; `script`, one omniscient request a round, told every villager's persona and
-store (each marked private), writes the whole round for every villager, played by the same rules.
+store (each marked private), writes the whole round for every villager, played by the same rules;
+played in four cells (`SCRIPT_CELLS`), which keeps its recording affordable.
 Protocol: 10 societies per cell and simulation, temperature 0.7.
 Score: survival rate to round 10 (GovSim's number, Wilson 95% CI), rounds survived (bootstrap 95%
 CI) and the Kaplan-Meier curve (the societies cut off at 10 are censored there), harvest relative
@@ -24,7 +28,10 @@ every society lives to round 10; reference:random over-harvests and collapses wi
 Verdict, per cell: the lower 95% bound of the survival rate to round 10 reaches
 `min_survival` (0.5). Override with --gaamas-threshold=commons.min_survival=VALUE.
 The seed's findings, each its own test over two cells (replayed): a log-rank test, one-sided at
-0.05, that the first cell's societies survive longer than the second's (agents). Human findings
+0.05 after Holm's correction over the family of nine, that the first cell's societies survive
+longer than the second's (agents). Adoption, social learning's effect on choices: how often a
+villager's next strategy is closer to a peer's it was shown than to its own, beside the same count
+where the module is off (the strategies it would have been shown: the chance baseline). Human findings
 beside them (Ostrom, Walker & Gardner 1992; Fehr & Gaechter 2000) are reference rows, unverified.
 Script against agents, per cell: survival, rounds survived, harvest and information leakage (a
 stated strategy that names another villager's private store or persona; zero in agents mode by
@@ -34,7 +41,7 @@ p < 0.05), reported whichever way it comes out. The group's outcome beside the v
 choices: survival against the distribution of each villager's catch relative to its equal share.
 Seed 000's paradox where cooperation happens: in each mixed cell, do the selfish villagers ask more
 of the lake than the altruistic ones of the same society (catch over equal share, a sign-flip
-permutation test over the societies, one-sided, Holm over the mixed cells)? A cell whose societies
+permutation test over the societies, one-sided, Holm over the mixed cells of a simulation)? A cell whose societies
 survive (its survival criterion met) while that fidelity is not shown is flagged "collective
 cooperation without individual fidelity".
 """
@@ -46,7 +53,7 @@ import pytest
 
 from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, LINE, RATE, VIOLIN, Figure
-from pytest_gaamas.games.commons import MODULES, SIMULATIONS, Commons, persona_catches
+from pytest_gaamas.games.commons import MODULES, PUNISHMENT, SIMULATIONS, Commons, adoptions, persona_catches
 from pytest_gaamas.report import NO_VALUE, cell, p_value_text
 
 SOCIETIES = 10
@@ -57,38 +64,45 @@ ALPHA = 0.05
 SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.INCONCLUSIVE: "not shown"}
 ABLATIONS = {
     "all modules": MODULES,
+    "light punishment": MODULES,
     "no punishment": ("social learning", "group decision"),
     "no social learning": ("punishment", "group decision"),
     "no group decision": ("punishment", "social learning"),
     "neither": ("punishment",),
 }
+#: What a punishment takes: a meal (heavy) everywhere but where the cell says light.
+STRENGTH = {"light punishment": PUNISHMENT["light"]}
 #: The design: each of the seed's claims compares two of these cells, which differ in one thing.
-CELLS = (
-    ("harsh", "mixed", "all modules"),
-    ("harsh", "mixed", "no punishment"),
-    ("harsh", "mixed", "no social learning"),
-    ("harsh", "mixed", "no group decision"),
-    ("harsh", "mixed", "neither"),
-    ("harsh", "altruistic", "all modules"),
-    ("harsh", "selfish", "all modules"),
-    ("rich", "mixed", "all modules"),
-)
+FULL, LIGHT, NO_PUNISHMENT = ("harsh", "mixed", "all modules"), ("harsh", "mixed", "light punishment"), ("harsh", "mixed", "no punishment")
+VOTE_ALONE, LEARNING_ALONE, NEITHER = ("harsh", "mixed", "no social learning"), ("harsh", "mixed", "no group decision"), ("harsh", "mixed", "neither")
+ALTRUISTIC, SELFISH, SELFISH_VOTE_ALONE = ("harsh", "altruistic", "all modules"), ("harsh", "selfish", "all modules"), ("harsh", "selfish", "no social learning")
+RICH, RICH_ALTRUISTIC = ("rich", "mixed", "all modules"), ("rich", "altruistic", "all modules")
+CELLS = (FULL, LIGHT, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER, ALTRUISTIC, SELFISH, SELFISH_VOTE_ALONE, RICH, RICH_ALTRUISTIC)
+#: Where the omniscient script is played beside the agents.
+SCRIPT_CELLS = (FULL, NEITHER, ALTRUISTIC, RICH)
 #: The cells recorded (10 societies each, in cassettes/); a cell added to the design joins them, and
 #: the claims that need it, once --gaamas-record=once has recorded it.
-RECORDED = CELLS
+RECORDED = (NEITHER,)
+SCRIPT_RECORDED = (NEITHER,)
+RUNS = tuple((*c, "agents") for c in RECORDED) + tuple((*c, "script") for c in SCRIPT_RECORDED)
 CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" + ("" if simulation == "agents" else f", {simulation}")
-                    for simulation in SIMULATIONS for environment, personas, ablation in RECORDED)  # fmt: skip
-#: Each claim of the seed: the cell whose societies should live longer, then the other.
+                    for environment, personas, ablation, simulation in RUNS)  # fmt: skip
+#: Each claim of the seed (Gupta et al.): the cell whose societies should live longer, then the other.
 DESIGNED_CLAIMS = {
-    "punishment sustains the commons": (CELLS[0], CELLS[1]),
-    "without social learning and group decision the society collapses sooner": (CELLS[0], CELLS[4]),
-    "a group decision alone suffices": (CELLS[2], CELLS[4]),
-    "social learning alone does not: the cap alone outlives it": (CELLS[2], CELLS[3]),
-    "altruistic starts outlive selfish ones in the harsh lake": (CELLS[5], CELLS[6]),
+    "punishment sustains the commons (heavy: a meal)": (FULL, NO_PUNISHMENT),
+    "punishment sustains the commons (light: half a meal)": (LIGHT, NO_PUNISHMENT),
+    "cooperation depends on regeneration: the rich lake outlives the harsh one": (RICH, FULL),
+    "altruistic societies outlive mixed ones where fish are scarce": (ALTRUISTIC, FULL),
+    "mixed societies outlive altruistic ones where fish are plenty": (RICH, RICH_ALTRUISTIC),
+    "without social learning and group decision the society collapses sooner": (FULL, NEITHER),
+    "a group decision alone suffices": (VOTE_ALONE, NEITHER),
+    "with selfish starts the group decision alone outlives the full system": (SELFISH_VOTE_ALONE, SELFISH),
+    "social learning alone is worse than neither": (NEITHER, LEARNING_ALONE),
 }
 CLAIMS = {claim: cells for claim, cells in DESIGNED_CLAIMS.items() if set(cells) <= set(RECORDED)}
 PEOPLE = {
-    "punishment sustains the commons": "yes: Fehr & Gaechter (2000), Ostrom, Walker & Gardner (1992)",
+    "punishment sustains the commons (heavy: a meal)": "yes: Fehr & Gaechter (2000), Ostrom, Walker & Gardner (1992)",
+    "punishment sustains the commons (light: half a meal)": "weaker sanctions, less: Nikiforakis & Normann (2008)",
     "without social learning and group decision the society collapses sooner": "yes: Ostrom, Walker & Gardner (1992), no communication",
 }
 
@@ -114,16 +128,20 @@ def files(environment, personas, ablation, simulation="agents"):
     return cell if simulation == "agents" else {**cell, "simulation": simulation}
 
 
+def game_of(environment, personas, ablation, simulation="agents") -> Commons:
+    return Commons(environment=environment, personas=personas, modules=ABLATIONS[ablation], simulation=simulation,
+                   punish_strength=STRENGTH.get(ablation, PUNISHMENT["heavy"]))  # fmt: skip
+
+
 def societies(gaamas, environment, personas, ablation, simulation="agents", *, own=False):
     """The cell's societies: the item's own (``own``), or those recorded by test_commons's item of that cell."""
-    game = Commons(environment=environment, personas=personas, modules=ABLATIONS[ablation], simulation=simulation)
+    game = game_of(environment, personas, ablation, simulation)
     naming = files(environment, personas, ablation, simulation)
     where = {"named": naming} if own else {"recorded_as": "test_commons", "variant": naming}
     return game, gaamas.play(game, gaamas.trials(SOCIETIES), temperature=gaamas.temperature(PAPER_TEMPERATURE), compressed=True, **where)
 
 
-@pytest.mark.parametrize("simulation", SIMULATIONS)
-@pytest.mark.parametrize(("environment", "personas", "ablation"), RECORDED)
+@pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), RUNS)
 def test_commons(gaamas, environment, personas, ablation, simulation):
     game, records = societies(gaamas, environment, personas, ablation, simulation, own=True)
     outcomes = [r.outcome for r in records]
@@ -278,9 +296,12 @@ def script_against_agents(gaamas, environment, personas, ablation):
     return agents, script, p, contrary
 
 
-@pytest.mark.parametrize(("environment", "personas", "ablation"), RECORDED)
+BOTH_RECORDED = tuple(c for c in SCRIPT_RECORDED if c in RECORDED)
+
+
+@pytest.mark.parametrize(("environment", "personas", "ablation"), BOTH_RECORDED)
 def test_commons_script_overstates_success(gaamas, environment, personas, ablation):
-    tests = {member: script_against_agents(gaamas, *member) for member in RECORDED}
+    tests = {member: script_against_agents(gaamas, *member) for member in BOTH_RECORDED}
     claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation)]
     agents, script, p, _ = tests[(environment, personas, ablation)]
     label = f"{environment} lake, {personas}, {ablation}"
@@ -316,7 +337,7 @@ PARADOX_TABLE = "The commons: each society's survival beside its villagers' fide
 PARADOX_COLUMNS = ("survival to round 10 [95% CI]", "selfish: catch / equal share [95% CI]", "altruistic: catch / equal share [95% CI]",
                    "selfish - altruistic [95% CI]", "p (selfish > altruistic, one-sided)", "p (Holm)", "flag")  # fmt: skip
 PARADOX = "collective cooperation without individual fidelity"
-MIXED = tuple(c for c in RECORDED if c[1] == "mixed")
+MIXED = tuple(run for run in RUNS if run[1] == "mixed")
 
 
 def fidelity_test(gaamas, cell, simulation):
@@ -328,12 +349,11 @@ def fidelity_test(gaamas, cell, simulation):
     return [r.outcome for r in records], selfish, altruistic, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
 
 
-@pytest.mark.parametrize("simulation", SIMULATIONS)
-@pytest.mark.parametrize(("environment", "personas", "ablation"), MIXED)
+@pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), MIXED)
 def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
-    tests = {member: fidelity_test(gaamas, member, simulation) for member in MIXED}
-    claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation)]
-    outcomes, selfish, altruistic, p, _ = tests[(environment, personas, ablation)]
+    tests = {member: fidelity_test(gaamas, member[:3], simulation) for member in MIXED if member[3] == simulation}
+    claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation, simulation)]
+    outcomes, selfish, altruistic, p, _ = tests[(environment, personas, ablation, simulation)]
     survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
     cooperates = verdicts.at_least(survival, gaamas.threshold("min_survival", MIN_SURVIVAL)) is verdicts.MET
     flag = PARADOX if cooperates and claim.verdict is not verdicts.MET else ""
@@ -354,3 +374,28 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
     gaamas.verdict(claim.verdict, f"{label}: selfish villagers ask {cell(stats.mean(selfish))} of an equal share, altruistic ones "
                                   f"{cell(stats.mean(altruistic))} (p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over "
                                   f"{claim.family_size}); survival {cell(survival)}" + (f": {flag}" if flag else ""))  # fmt: skip
+
+
+ADOPTION_TABLE = "The commons: adoption of a successful peer's strategy, against the chance of writing alike"
+ADOPTION_COLUMNS = ("with social learning [95% CI]", "without: the strategies it would have shown [95% CI]", "excess [95% CI]", "chances (with / without)")
+#: Each pair differs in the social learning module alone.
+LEARNING_PAIRS = ((FULL, VOTE_ALONE), (LEARNING_ALONE, NEITHER))
+
+
+@pytest.mark.parametrize(("shown", "not_shown"), [pair for pair in LEARNING_PAIRS if set(pair) <= set(RECORDED)],
+                         ids=lambda cell: ", ".join(cell))  # fmt: skip
+def test_commons_adoption(gaamas, shown, not_shown):
+    counts = {}
+    for which, cell in (("shown", shown), ("not shown", not_shown)):
+        _, records = societies(gaamas, *cell)
+        counts[which] = tuple(map(sum, zip(*(adoptions(r.outcome) for r in records), strict=True))) if records else (0, 0)
+    (k1, n1), (k2, n2) = counts["shown"], counts["not shown"]
+    excess = stats.rate_difference(k1, n1, k2, n2)
+    gaamas.score(
+        table=ADOPTION_TABLE, metric="adoption excess over chance", estimate=excess, invalid=0, n=n1 + n2, passed=None, criterion="",
+        columns=ADOPTION_COLUMNS, unit="",
+        cells={ADOPTION_COLUMNS[0]: cell(stats.wilson(k1, n1)), ADOPTION_COLUMNS[1]: cell(stats.wilson(k2, n2)),
+               ADOPTION_COLUMNS[2]: cell(excess), ADOPTION_COLUMNS[3]: f"{n1} / {n2}"},
+        row={"cells": f"{', '.join(shown)} / {not_shown[2]}"}, row_rank=LEARNING_PAIRS.index((shown, not_shown)),
+        details={"adopted": [k1, k2], "chances": [n1, n2]},
+    )  # fmt: skip

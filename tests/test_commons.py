@@ -11,8 +11,8 @@ from conftest import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_gaamas import answers, stats
-from pytest_gaamas.games.commons import MODULES, NAMES, Commons, gini
+from pytest_gaamas import answers, stats, verdicts
+from pytest_gaamas.games.commons import MODULES, NAMES, NOBODY, Commons, adoptions, gini, plurality, similarity
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import Reply, play_trial
 
@@ -34,7 +34,7 @@ def societies(game: Commons, agent, count: int = SOCIETIES) -> list[dict]:
 
 
 def cell_game(environment, personas, ablation) -> Commons:
-    return Commons(environment=environment, personas=personas, modules=ABLATIONS[ablation])
+    return BEHAVIOUR.game_of(environment, personas, ablation)
 
 
 @pytest.mark.parametrize("designed_cell", CELLS, ids=lambda c: "-".join(c))
@@ -65,6 +65,8 @@ class CapKeeper:
         share = float(int(Commons().sustainable_total(situation["lake"]) / situation["villagers"]))
         if situation["phase"] == "cap":
             return answers.dump({"cap": share})
+        if situation["phase"] == "vote":
+            return answers.dump({"vote": min(situation["options"], key=float)})
         if situation["phase"] == "punish":
             return answers.dump({"punish": "nobody"})
         cap = re.search(r"cap this round: (\d+) fish each", text)
@@ -127,9 +129,10 @@ def test_each_villager_sees_only_its_own_view(modules):
             leaked = [n for n in others if f"secret plan of {n}" in prompt]
             if "social learning" not in modules:
                 assert leaked == [], (me, leaked)
-            else:  # only the one strategy the module shows, of the one villager it names
-                shown = re.findall(r"largest store now is (\w+), whose strategy", prompt)
-                assert leaked == [n for n in shown if n != me]
+            else:  # only the strategies the module shows, of the villagers it names
+                shown = re.findall(r"(\w+), who caught \d+ fish last round", prompt)
+                assert len(shown) <= 2 and me not in shown
+                assert leaked == [n for n in others if n in shown]
     if "social learning" in modules:
         assert any("secret plan of Dev" in p for p in spy.prompts["Ana"])  # Dev catches most, so holds most
 
@@ -180,3 +183,152 @@ def test_gini_is_a_measure_of_inequality(stores, scale):
     assert gini([stores[0]] * n) == pytest.approx(0.0, abs=1e-12)
     if n > 1:
         assert gini([0.0] * (n - 1) + [5.0]) == pytest.approx(1 - 1 / n)
+
+
+def test_the_vote_takes_the_most_voted_cap_and_the_lowest_on_a_tie():
+    assert plurality({"Ana": "9", "Ben": "14", "Cleo": "9", "Dev": "14"}, ["9", "14"]) == 9.0
+    assert plurality({"Ana": "14", "Ben": "14", "Cleo": "9"}, ["9", "14"]) == 14.0
+    assert plurality({}, ["7"]) == 7.0  # one cap proposed: it wins without a vote
+    assert plurality({}, ["7", "8"]) is None  # no readable vote: no cap
+    assert plurality({}, []) is None
+
+
+class Voter:
+    """Proposes a cap of its own (its position among the villagers) and answers every vote with
+    the ballot's first option: a shortcut the ballot's order must not turn into one fixed cap."""
+
+    spec = "test:first-on-the-ballot"
+
+    def __init__(self):
+        self.ballots: list[list[str]] = []
+
+    def reply(self, request):
+        situation = request.decision.situation
+        if situation["phase"] == "cap":
+            return answers.dump({"cap": 2 + NAMES.index(situation["me"])})
+        if situation["phase"] == "vote":
+            self.ballots.append(situation["options"])
+            return answers.dump({"vote": situation["options"][0]})
+        if situation["phase"] == "punish":
+            return answers.dump({"punish": NOBODY})
+        return answers.dump({"catch": 3, "strategy": "Take three."})
+
+
+def test_the_ballot_order_alternates_so_the_first_option_is_not_always_the_low_cap():
+    caps = {}
+    for trial in (0, 1):
+        voter = Voter()
+        outcome = play_trial(Commons(), voter, trial, seed=0, temperature=0.7).outcome
+        caps[trial] = outcome["rounds"][0]["cap"]
+        assert voter.ballots[0] == sorted(voter.ballots[0], key=float, reverse=trial == 1)
+    assert caps == {0: 2.0, 1: 5.0}
+
+
+def cell_of(situation) -> tuple:
+    return situation["environment"], situation["personas"], tuple(situation["modules"]), situation["punish_strength"]
+
+
+class Planted:
+    """A villager that keeps the lake (its share, the lowest cap, no punishment) in the cells for
+    which ``keeps`` is true, and takes all its boat holds elsewhere."""
+
+    spec = "test:planted-society"
+
+    def __init__(self, keeps):
+        self.keeps = keeps
+
+    def reply(self, request):
+        situation = request.decision.situation
+        keeping = self.keeps(cell_of(situation))
+        share = float(int(Commons(environment=situation["environment"]).sustainable_total(situation["lake"]) / situation["villagers"]))
+        if situation["phase"] == "cap":
+            return answers.dump({"cap": share if keeping else 30})
+        if situation["phase"] == "vote":
+            return answers.dump({"vote": min(situation["options"], key=float) if keeping else situation["options"][-1]})
+        if situation["phase"] == "punish":
+            return answers.dump({"punish": NOBODY})
+        return answers.dump({"catch": share if keeping else 30, "strategy": "Keep the lake." if keeping else "Take all."})
+
+
+def claim_verdicts(agent) -> dict[str, verdicts.Verdict]:
+    """Every designed claim judged as test_commons_claim judges it: log-rank, Holm over the family."""
+    lived = {c: [o["survived_rounds"] for o in societies(cell_game(*c), agent)] for c in CELLS}
+    tests = {}
+    for claim, (longer, shorter) in DESIGNED_CLAIMS.items():
+        tests[claim] = (stats.survives_longer(lived[longer], lived[shorter], 10)[1], stats.survives_longer(lived[shorter], lived[longer], 10)[1])
+    return {claim: judged.verdict for claim, judged in verdicts.family(tests, BEHAVIOUR.ALPHA).items()}
+
+
+def key_of(designed_cell) -> tuple:
+    game = cell_game(*designed_cell)
+    return game.environment, game.personas, game.modules, game.punish_strength
+
+
+@pytest.mark.parametrize("claim", DESIGNED_CLAIMS)
+def test_each_claim_comes_out_supported_and_contradicted_by_planted_societies(claim):
+    """Nine claims, a family of nine: a society planted to live in the claim's first cell only
+    supports it after Holm's correction; one planted to live in the second cell only contradicts it."""
+    longer, shorter = DESIGNED_CLAIMS[claim]
+    assert cell_game(*longer) != cell_game(*shorter)  # each claim's pair differs in the one thing it names
+    assert claim_verdicts(Planted(lambda cell: cell == key_of(longer)))[claim] is verdicts.MET
+    assert claim_verdicts(Planted(lambda cell: cell == key_of(shorter)))[claim] is verdicts.MISSED
+    everywhere = claim_verdicts(Planted(lambda cell: True))
+    assert everywhere[claim] is verdicts.INCONCLUSIVE  # societies alike in both cells support nothing
+
+
+def test_each_claims_pair_differs_in_one_thing():
+    def design(game: Commons) -> dict:  # a punishment's strength is no difference where nobody can punish
+        strength = game.punish_strength if "punishment" in game.modules else None
+        return {"environment": game.environment, "personas": game.personas, "modules": game.modules, "strength": strength}
+
+    for claim, (longer, shorter) in DESIGNED_CLAIMS.items():
+        a, b = design(cell_game(*longer)), design(cell_game(*shorter))
+        differing = [f for f in a if a[f] != b[f]]
+        assert len(differing) == 1 or (claim.startswith("punishment") and differing == ["modules", "strength"]), (claim, differing)
+
+
+class Learner:
+    """States a strategy of its own in round 1; later copies the first strategy it is shown
+    (``copies``) or restates its own in other words."""
+
+    spec = "test:learner"
+
+    def __init__(self, copies: bool):
+        self.copies = copies
+
+    def reply(self, request):
+        situation, text = request.decision.situation, request.messages[-1]["content"]
+        if situation["phase"] != "catch":
+            return answers.dump({"cap": 5} if situation["phase"] == "cap" else {"punish": NOBODY} if situation["phase"] == "punish"
+                                else {"vote": situation["options"][0]})  # fmt: skip
+        me, shown = situation["me"], re.findall(r'fish last round: "([^"]*)"', text)
+        own = f"{me} takes {2 + NAMES.index(me)} fish in round {situation['round']} and watches {me.lower()}-lake"
+        return answers.dump({"catch": 2 + NAMES.index(me), "strategy": shown[0] if self.copies and shown else own})
+
+
+@pytest.mark.parametrize("modules", [MODULES, ("punishment", "group decision")], ids=["shown", "not shown"])
+def test_adoption_counts_a_villager_who_copies_what_it_was_shown_and_not_one_who_writes_its_own(modules):
+    game = Commons(modules=modules, environment="rich")
+    copier = [adoptions(o) for o in societies(game, Learner(copies=True), 3)]
+    independent = [adoptions(o) for o in societies(game, Learner(copies=False), 3)]
+    adopted, chances = map(sum, zip(*copier, strict=True))
+    assert chances > 0 and sum(a for a, _ in independent) == 0
+    if "social learning" in modules:
+        assert adopted / chances > 0.5
+    else:  # nothing shown, nothing to copy: the baseline the module's adoption is read against
+        assert adopted == 0
+
+
+def test_a_strategy_that_repeats_the_forms_placeholder_states_nothing():
+    class Placeholder:
+        spec = "test:placeholder"
+
+        def reply(self, request):
+            phase = request.decision.situation["phase"]
+            if phase == "catch":
+                return answers.dump({"catch": 3, "strategy": "Your strategy, in one sentence."})
+            return answers.dump({"cap": 3} if phase == "cap" else {"punish": NOBODY})
+
+    outcome = play_trial(Commons(), Placeholder(), 0, seed=0, temperature=0.7).outcome
+    assert all(r["strategies"] == {} for r in outcome["rounds"]) and outcome["leakage"]["acts"] == 0
+    assert similarity("Catch five fish.", "catch five fish") == 1.0 and similarity("", "x") == 0.0

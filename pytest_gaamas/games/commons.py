@@ -23,14 +23,25 @@ The choices, each an experimental economist's:
 - **Modules**, each can be switched off:
   *harvest and consumption* (always);
   *punishment* (after the catches are seen, each villager may punish one other: it costs the
-  punisher ``punish_cost`` fish and takes ``punish_strength`` from the punished, never below zero);
+  punisher ``punish_cost`` fish and takes ``punish_strength`` from the punished, never below zero;
+  ``PUNISHMENT`` names two strengths, a whole meal and half of one);
   *social learning* (each villager states its strategy in a sentence with its catch; from round 2
-  each is shown the stated strategy of the villager with the largest store, who is named, and may
-  adopt it);
-  *group decision* (at the start of each round each villager proposes a cap on each one's catch; the
-  proposals are ballots and the median wins, the Condorcet winner for single-peaked preferences over
-  one number; the cap is announced before the harvest and its breaches are public).
-  One JSON answer per villager per phase: at most three requests per villager per round.
+  each is shown the stated strategies of the two other villagers with the largest stores, named,
+  with what each caught the round before, as the successful peers it may adopt from; their stores
+  stay private, only their rank is shown);
+  *group decision* (propose and vote, the seed's mechanism: at the start of each round each
+  villager proposes a cap on each one's catch, then each votes for one of the caps proposed. The
+  rule: the cap with the most votes wins, a tie going to the lowest of the tied caps; when every
+  proposal is the same cap it wins without a vote, and when no vote is readable there is no cap.
+  The cap is announced before the harvest and its breaches are public. It binds nobody: it is
+  enforced only as far as the villagers choose to punish).
+  One JSON answer per villager per phase: at most four requests per villager per round.
+- **Adoption** (social learning's effect on choices, not only on outcomes): a villager adopts when
+  the strategy it states is, in its words, closer to one of the strategies it was shown than to
+  its own previous one (word-set Jaccard similarity at least ``ADOPTION_SIMILARITY``). The same
+  count is kept where the module is off, against the strategies it *would* have shown: the chance
+  baseline of two villagers of one model writing alike. A strategy that only repeats the answer
+  form's placeholder states nothing and counts nowhere.
 - **Own view only.** Each request is built from what that villager may know: its own store, its own
   catch, its memory of the last three rounds, and what is public (the lake, catches, punishments,
   departures, proposals, the cap, and the learning module's one strategy). No other villager's
@@ -57,7 +68,7 @@ from __future__ import annotations
 
 import random
 import re
-import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +79,14 @@ from ..play import Answer, Decision, Trial
 NAMES = ("Ana", "Ben", "Cleo", "Dev", "Eli")
 MODULES = ("punishment", "social learning", "group decision")
 REGROWTH = {"harsh": 1.5, "rich": 2.0}
+#: Fish a punishment takes from the punished: a whole round's meal, or half of one.
+PUNISHMENT = {"heavy": 4, "light": 2}
+#: The successful peers social learning shows each villager.
+PEERS_SHOWN = 2
+ADOPTION_SIMILARITY = 0.5
+#: The answer forms' placeholders for a strategy: repeating one states no strategy.
+PLACEHOLDERS = ("your strategy, in one sentence", "their strategy, in one sentence")
+VOTE_RULE = "The cap with the most votes wins; a tie goes to the lowest of the tied caps."
 PERSONAS = {
     "selfish": "You look after yourself first: you want your own store of fish to be as large as it can be.",
     "altruistic": "You care for the whole village: you want every villager, you among them, to eat for as long as possible.",
@@ -170,11 +189,11 @@ class Commons:
         return lake * (1 - 1 / self.regrowth)
 
     def fingerprint(self) -> Mapping[str, Any]:
-        # "scoring" 2: outcomes carry the strategies, the stores and the leakage, so journals of
-        # earlier outcomes are not resumed.
+        # "scoring" 3: propose and vote, the peers' strategies and adoption; journals of earlier
+        # outcomes are not resumed.
         fields = {k: v for k, v in vars(self).items() if k != "reference_kinds" and not (k == "simulation" and v == "agents")}
         script = {"script_prompt": SCRIPT_SYSTEM_PROMPT, "script_personas": SCRIPT_PERSONAS} if self.simulation == "script" else {}
-        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "scoring": 2, **script}
+        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "vote_rule": VOTE_RULE, "scoring": 3, **script}
 
     def system(self, index: int) -> str:
         return SYSTEM_PROMPT.format(
@@ -194,51 +213,58 @@ class Commons:
         memory = {n: [] for n in names}  # each villager's summary of each past round, as it saw it
         chronicle: list[str] = []  # the public record of each past round, the script's memory
         history: list[dict[str, Any]] = []
-        invalid = {"cap": 0, "catch": 0, "punish": 0}
+        invalid = {"cap": 0, "vote": 0, "catch": 0, "punish": 0}
+        last_caught: dict[str, float] = {}
         survived, collapse = self.rounds, None
         for round_number in range(1, self.rounds + 1):
             record: dict[str, Any] = {"round": round_number, "lake": lake, "alive": list(alive),
                                       "sustainable_total": self.sustainable_total(lake), "stores_before": dict(stores)}  # fmt: skip
             seen = ""  # what happened so far this round, public
-            learning = ""
-            if "social learning" in self.modules and round_number > 1:
-                best = max(alive, key=lambda n: (stores[n], -names.index(n)))
-                if strategies[best]:
-                    learning = f'The villager with the largest store now is {best}, whose strategy is: "{strategies[best]}" You may adopt it.\n'
-                record["model_strategy"] = {"of": best, "strategy": strategies[best]}
+            # The successful peers each villager is shown, or would be shown where the module is off
+            # (adoption's chance baseline): kept for every round after the first.
+            peers = {n: self.successful_peers(n, alive, stores, strategies) for n in alive} if round_number > 1 else {}
+            record["learning"] = {n: {"shown": [strategies[p] for p in peers[n]], "before": strategies[n]} for n in peers}
+            learning = {n: "" for n in alive}
+            if "social learning" in self.modules:
+                learning = {n: self._peers_text(peers.get(n, []), strategies, last_caught) for n in alive}
             script = None
             if self.simulation == "script":
-                written = yield self._script(alive, stores, chronicle, round_number, lake, learning)
+                everyone = self.successful_peers(None, alive, stores, strategies) if round_number > 1 and "social learning" in self.modules else []
+                written = yield self._script(alive, stores, chronicle, round_number, lake, self._peers_text(everyone, strategies, last_caught))
                 script = ScriptRound(written, alive, self._form)
             cap = None
             if "group decision" in self.modules:
-                proposals = {}
-                for name in alive:
-                    answer = yield from self._decide(script, name, "cap", lambda: self._ask(name, memory, seen, stores, round_number, lake, "cap", (
-                        f"Before fishing, the village votes on a cap: the most fish each villager may catch this round. "
-                        f"The median of all proposals wins. Answer in JSON: {{\"cap\": a number from 0 to {self.max_catch}}}")))  # fmt: skip
-                    if answer.valid:
-                        proposals[name] = answer.value
-                    else:
-                        invalid["cap"] += 1
-                if proposals:
-                    cap = statistics.median_low(sorted(proposals.values()))
+                proposals = yield from self._poll(script, alive, "cap", invalid, lambda name: self._ask(name, memory, seen, stores, round_number, lake, "cap", (
+                    f"Before fishing, each villager proposes a cap: the most fish each villager may catch this round. Then the "
+                    f"village votes on the proposals. {VOTE_RULE} Your proposal, in JSON: {{\"cap\": a number from 0 to {self.max_catch}}}")))  # fmt: skip
                 public = ", ".join(f"{n} {v:g}" for n, v in proposals.items()) or "none readable"
-                seen += f"Proposed caps: {public}. The village's cap this round: {'none' if cap is None else f'{cap:g} fish each'}.\n"
-                record.update(proposals=proposals, cap=cap)
+                seen += f"Proposed caps: {public}.\n"
+                ballot = self.ballot(proposals, descending=trial % 2 == 1)
+                votes = {}
+                if len(ballot) > 1:
+                    choices = " or ".join(f'"{option}"' for option in ballot)
+                    votes = yield from self._poll(script, alive, "vote", invalid, lambda name: self._ask(name, memory, seen, stores, round_number, lake, "vote", (
+                        f"Vote for one of the proposed caps. {VOTE_RULE} Answer in JSON: {{\"vote\": {choices}}}"), options=ballot), ballot)  # fmt: skip
+                    tally = ", ".join(f"{n} {v}" for n, v in votes.items()) or "none readable"
+                    seen += f"Votes: {tally}.\n"
+                cap = plurality(votes, ballot)
+                seen += f"The village's cap this round: {'none' if cap is None else f'{cap:g} fish each'}.\n"
+                record.update(proposals=proposals, votes=votes, cap=cap)
 
             wanted, stated = {}, {}
             for name in alive:
                 answer = yield from self._decide(script, name, "catch", lambda: self._ask(name, memory, seen, stores, round_number, lake, "catch", (
-                    f"{learning}How many fish do you catch this round? Answer in JSON: "
+                    f"{learning[name]}How many fish do you catch this round? Answer in JSON: "
                     f'{{"catch": a number from 0 to {self.max_catch}, "strategy": "your strategy, in one sentence"}}')))  # fmt: skip
                 if answer.valid:
-                    wanted[name], strategies[name] = answer.value
-                    stated[name] = strategies[name]
+                    wanted[name], strategy = answer.value
+                    if strategy:  # a villager that states nothing keeps the strategy it last stated
+                        strategies[name] = stated[name] = strategy
                 else:
                     wanted[name] = 0
                     invalid["catch"] += 1
             caught = self._allocate(wanted, lake, rng)
+            last_caught = dict(caught)
             before = lake
             lake -= sum(caught.values())
             for name in alive:
@@ -296,11 +322,42 @@ class Commons:
         return self._outcome(history, stores, survived, collapse, invalid)
 
     @staticmethod
-    def _decide(script: ScriptRound | None, name: str, phase: str, ask):
+    def _decide(script: ScriptRound | None, name: str, phase: str, ask, ballot: Sequence[str] = ()):
         """A villager's answer for ``phase``: asked of the villager (agents), or read from the round's script."""
         if script is None:
             return (yield ask())
-        return script.answer(name, phase)
+        return script.answer(name, phase, ballot)
+
+    def _poll(self, script: ScriptRound | None, alive: Sequence[str], phase: str, invalid: dict[str, int], ask, ballot: Sequence[str] = ()):
+        """Each villager's readable answer for ``phase``, in turn; the unreadable ones counted in ``invalid``."""
+        readable = {}
+        for name in alive:
+            answer = yield from self._decide(script, name, phase, lambda: ask(name), ballot)
+            if answer.valid:
+                readable[name] = answer.value
+            else:
+                invalid[phase] += 1
+        return readable
+
+    @staticmethod
+    def successful_peers(me: str | None, alive: Sequence[str], stores: Mapping[str, float], strategies: Mapping[str, str]) -> list[str]:
+        """The PEERS_SHOWN villagers other than ``me`` with the largest stores (the earlier name on a
+        tie) among those who have stated a strategy."""
+        candidates = [n for n in alive if n != me and strategies[n]]
+        return sorted(candidates, key=lambda n: (-stores[n], NAMES.index(n)))[:PEERS_SHOWN]
+
+    @staticmethod
+    def _peers_text(peers: Sequence[str], strategies: Mapping[str, str], last_caught: Mapping[str, float]) -> str:
+        if not peers:
+            return ""
+        listed = "; ".join(f'{n}, who caught {last_caught.get(n, 0):g} fish last round: "{strategies[n]}"' for n in peers)
+        return f"The villagers with the largest stores now, largest first, and the strategy each stated: {listed}. You may adopt one.\n"
+
+    @staticmethod
+    def ballot(proposals: Mapping[str, float], *, descending: bool) -> list[str]:
+        """The distinct caps proposed, as the vote lists them: in rising order in even trials and
+        falling in odd ones, so that no position on the ballot is always the low cap."""
+        return [f"{v:g}" for v in sorted(set(proposals.values()), reverse=descending)]
 
     def _script(self, alive, stores, chronicle, round_number, lake, learning) -> Decision:
         """The omniscient request of a round: every villager's private side, the public record, and
@@ -315,7 +372,8 @@ class Commons:
         private = ", ".join(f"{n} {stores[n]:g} fish" for n in alive)
         rules = ""
         if "group decision" in self.modules:
-            rules += "Before fishing, the village votes on a cap: the most fish each villager may catch this round; the median of all proposals wins. "
+            rules += (f"Before fishing, each villager proposes a cap, the most fish each villager may catch this round, and votes for one "
+                      f"of the caps proposed. {VOTE_RULE} ")  # fmt: skip
         if "punishment" in self.modules:
             rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost} fish "
                       f"and takes {self.punish_strength} from the punished. ")  # fmt: skip
@@ -333,11 +391,12 @@ class Commons:
 
     def _phases(self) -> tuple[str, ...]:
         """The answers each villager gives in a round, in order, as the modules make them."""
-        return ("cap",) * ("group decision" in self.modules) + ("catch",) + ("punish",) * ("punishment" in self.modules)
+        return ("cap", "vote") * ("group decision" in self.modules) + ("catch",) + ("punish",) * ("punishment" in self.modules)
 
     def _script_fields(self) -> str:
         fields = {
             "cap": f'"cap": a number from 0 to {self.max_catch}',
+            "vote": '"vote": the proposed cap they vote for',
             "catch": f'"catch": a number from 0 to {self.max_catch}, "strategy": "their strategy, in one sentence"',
             "punish": '"punish": another villager\'s name or "nobody"',
         }
@@ -351,6 +410,8 @@ class Commons:
             fields: dict[str, Any] = {}
             for phase in self._phases():
                 fields |= self._form(phase, options)[0]["properties"]
+            if "vote" in fields:  # the ballot is not known before the script writes the proposals
+                fields["vote"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
             fields["strategy"] = {"type": "string", "pattern": SCRIPT_STRATEGY_PATTERN}
             return answers.object_schema(**fields)
 
@@ -380,8 +441,10 @@ class Commons:
                 + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. Your store: {stores[name]:g} fish.\n"
                 + seen + question)  # fmt: skip
         schema, read = self._form(phase, options)
+        # The cell's parameters are for reference and planted agents only: no prompt states them.
         situation = {"phase": phase, "me": name, "round": round_number, "lake": lake, "store": stores[name],
-                     "villagers": self.villagers, "options": list(options)}  # fmt: skip
+                     "villagers": self.villagers, "options": list(options), "environment": self.environment,
+                     "personas": self.personas, "modules": list(self.modules), "punish_strength": self.punish_strength}  # fmt: skip
         messages = ({"role": "system", "content": self.system(index)}, {"role": "user", "content": text})
         return Decision(messages, schema, answers.reader(read), situation)
 
@@ -396,9 +459,13 @@ class Commons:
             def read(obj):
                 strategy = obj.get("strategy", "")
                 strategy = strategy.strip()[:STRATEGY_CHARACTERS] if isinstance(strategy, str) else ""
+                if strategy.rstrip(".").casefold() in PLACEHOLDERS:
+                    strategy = ""
                 return answers.bounded(obj, "catch", 0, self.max_catch), strategy
 
             return schema, read
+        if phase == "vote":
+            return answers.object_schema(vote=answers.one_of(tuple(options))), lambda obj: answers.choice(obj, "vote", tuple(options))
         return answers.object_schema(punish=answers.one_of(tuple(options))), lambda obj: answers.choice(obj, "punish", tuple(options))
 
     def _allocate(self, wanted: Mapping[str, float], lake: float, rng: random.Random) -> dict[str, float]:
@@ -450,14 +517,16 @@ class Commons:
         if phase == "script":
             return self._reference_script(agent, situation, rng)
         share = self.sustainable_total(situation["lake"]) / situation["villagers"]
-        if agent == "rational":  # the tragedy: myopic and selfish, it takes all a boat holds and never pays to punish
-            return _reply(phase, float(self.max_catch), "Catch as much as I can.", NOBODY)
-        if agent == "sustainable":  # its equal share of what regrows, and the same as the norm it proposes
+        options = situation["options"]
+        if agent == "rational":  # the tragedy: myopic and selfish, it takes all a boat holds, votes the loosest cap, never pays to punish
+            vote = max(options, key=float) if phase == "vote" else NOBODY
+            return _reply(phase, float(self.max_catch), "Catch as much as I can.", vote)
+        if agent == "sustainable":  # its equal share of what regrows, and the same as the norm it proposes and votes
             fair = float(int(share))
-            return _reply(phase, fair, f"Catch {fair:g}, my share of what the lake regrows.", NOBODY)
+            vote = min(options, key=lambda o: abs(float(o) - fair)) if phase == "vote" else NOBODY
+            return _reply(phase, fair, f"Catch {fair:g}, my share of what the lake regrows.", vote)
         if agent == "random":
-            options = situation["options"] or [NOBODY]
-            return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options))
+            return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options or [NOBODY]))
         raise ValueError(f"no reference agent {agent!r} for {self.name}")
 
     def _reference_script(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
@@ -476,7 +545,7 @@ class Commons:
                 strategy, punish = "Catch a random amount.", rng.choice([*[n for n in alive if n != name], NOBODY])
             else:
                 raise ValueError(f"no reference agent {agent!r} for {self.name}")
-            fields = {"cap": {"cap": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
+            fields = {"cap": {"cap": cap}, "vote": {"vote": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
             written[name] = {key: value for phase in self._phases() for key, value in fields[phase].items()}
         return answers.dump(written)
 
@@ -491,22 +560,66 @@ class ScriptRound:
         #: The game's own form of each phase's answer (``Commons._form``): the script is read as a villager's answer is.
         self.form = form
 
-    def answer(self, name: str, phase: str) -> Answer:
+    def answer(self, name: str, phase: str, ballot: Sequence[str] = ()) -> Answer:
         if not self.written.valid:
             return Answer.invalid(self.written.reason)
         entry = self.written.value.get(name)
         if not isinstance(entry, dict):
             return Answer.invalid(f"missing field: the script wrote nothing for {name!r}")
-        options = (*[n for n in self.alive if n != name], NOBODY) if phase == "punish" else ()
+        options = (*[n for n in self.alive if n != name], NOBODY) if phase == "punish" else tuple(ballot)
+        vote = entry.get("vote")
+        if phase == "vote" and isinstance(vote, (int, float)) and not isinstance(vote, bool):  # written as a number
+            entry = {**entry, "vote": f"{vote:g}"}
         try:
             return Answer(True, self.form(phase, options)[1](entry))
         except answers.InvalidAnswer as error:
             return Answer.invalid(str(error))
 
 
-def _reply(phase: str, amount: float, strategy: str, punish: str) -> str:
+def plurality(votes: Mapping[str, str], ballot: Sequence[str]) -> float | None:
+    """The cap the village chose (``VOTE_RULE``): the one with the most votes, the lowest on a tie;
+    the only one proposed without a vote; none when nothing was proposed or no vote was readable."""
+    if len(ballot) == 1:
+        return float(ballot[0])
+    counts = Counter(votes.values())
+    if not counts:
+        return None
+    most = max(counts.values())
+    return min(float(cap) for cap, count in counts.items() if count == most)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.casefold()))
+
+
+def similarity(a: str, b: str) -> float:
+    """Word-set Jaccard similarity of two sentences (0 when either is empty)."""
+    first, second = _words(a), _words(b)
+    return len(first & second) / len(first | second) if first and second else 0.0
+
+
+def adoptions(outcome: Mapping[str, Any]) -> tuple[int, int]:
+    """(adopted, chances): over the villager-rounds in which a villager with a strategy of its own
+    was shown (or, the module off, would have been shown) a different one and stated a strategy,
+    those whose statement is closer to a shown strategy than to its own previous one."""
+    adopted = chances = 0
+    for r in outcome["rounds"]:
+        for name, seen in r.get("learning", {}).items():
+            stated, before = r["strategies"].get(name, ""), seen["before"]
+            shown = [s for s in seen["shown"] if s and s != before]
+            if not (stated and before and shown):
+                continue
+            chances += 1
+            closest = max(similarity(stated, s) for s in shown)
+            adopted += closest >= ADOPTION_SIMILARITY and closest > similarity(stated, before)
+    return adopted, chances
+
+
+def _reply(phase: str, amount: float, strategy: str, choice: str) -> str:
     if phase == "cap":
         return answers.dump({"cap": amount})
+    if phase == "vote":
+        return answers.dump({"vote": choice})
     if phase == "catch":
         return answers.dump({"catch": amount, "strategy": strategy})
-    return answers.dump({"punish": punish})
+    return answers.dump({"punish": choice})
