@@ -264,6 +264,13 @@ def _headers(headers: Any) -> dict[str, list[str]]:
     return rebuilt
 
 
+def created_mode() -> int:
+    """The mode ``open`` gives a new file under the process's umask (read by setting it, the only way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomically(path: Path, text: str | bytes, *, what: str, elsewhere: str = "") -> None:
     """``text`` at ``path``, whole or not at all: a temporary file beside it, flushed, then renamed.
     The temporary file is locked while it exists, so that what a killed write left can be told from
@@ -274,6 +281,7 @@ def write_atomically(path: Path, text: str | bytes, *, what: str, elsewhere: str
         remove_stale_temporaries(path.parent)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
+            os.fchmod(handle, created_mode())  # mkstemp's 0600 would make every file written private
             if fcntl is not None:
                 fcntl.flock(handle, fcntl.LOCK_EX)  # held until it is renamed, and released by a death
             with os.fdopen(handle, "wb", closefd=False) as out:

@@ -48,9 +48,11 @@ def test_the_server_starts_only_when_needed_and_stops_on_close():
         assert record.rounds and record.rounds[0].reply
         process = model.server.process
         assert process is not None and process.poll() is None
+        assert model.server.log_path.exists()
     finally:
         model.close()
     assert process.poll() is not None
+    assert not model.server.log_path.exists()  # a server that ended well leaves no log behind
 
 
 def test_the_server_dies_with_a_pytest_killed_by_sigkill(behaviour_project):

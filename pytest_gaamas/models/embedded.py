@@ -7,6 +7,7 @@ once per process, on a free loopback port; it is health-checked before use and s
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -165,6 +166,9 @@ class LlamaCppServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.process: subprocess.Popen | None = None
         self.log_path = Path(tempfile.gettempdir()) / f"gaamas-llama-{weights.name}-{os.getpid()}.log"
+        #: Whether an error message has named the log: then it stays for the user to read, and
+        #: otherwise it goes with the server.
+        self._log_named = False
         self._lock = threading.Lock()
 
     def ensure_running(self) -> None:
@@ -172,6 +176,7 @@ class LlamaCppServer:
             if self.process is not None:
                 if self.process.poll() is None:
                     return
+                self._log_named = True
                 raise ModelUnavailable(
                     f"the embedded llama.cpp server for {self.weights.name} died (exit code {self.process.returncode}); "
                     f"its log is {self.log_path}. Finished trials are journaled: run again to resume."
@@ -197,13 +202,15 @@ class LlamaCppServer:
         log = self.log_path.open("wb")
         # The server watches for this process's end, however it comes (llama_server.die_with_parent).
         environment = {**os.environ, PARENT_ENV: str(os.getpid())}
-        self.process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment
-        )
+        with log:  # the child holds its own descriptor
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment
+            )
         atexit.register(self.stop)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                self._log_named = True
                 raise ModelUnavailable(
                     f"the embedded llama.cpp server exited at start (code {self.process.returncode}): "
                     f"{self._log_tail()} (log: {self.log_path})"
@@ -211,6 +218,7 @@ class LlamaCppServer:
             if _answers_http_ok(self.port, "/v1/models"):
                 return
             time.sleep(0.25)
+        self._log_named = True
         self.stop()
         raise ModelUnavailable(f"the embedded llama.cpp server did not answer within {STARTUP_TIMEOUT_S:.0f} s (log: {self.log_path})")
 
@@ -221,6 +229,7 @@ class LlamaCppServer:
             return "no output"
 
     def stop(self) -> None:
+        """Stops the server, and removes its log unless an error message sent the user to it."""
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -229,6 +238,9 @@ class LlamaCppServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        if process is not None and not self._log_named:
+            with contextlib.suppress(OSError):
+                self.log_path.unlink()
 
 
 class EmbeddedModel(OpenAICompatibleModel):
@@ -259,6 +271,7 @@ class EmbeddedModel(OpenAICompatibleModel):
         return False
 
     def _unreachable(self, error: Exception) -> str:
+        self.server._log_named = True
         return (
             f"the embedded llama.cpp server for {self.weights.name} stopped answering ({error.__cause__ or error}); "
             f"its log is {self.server.log_path}. Finished trials are journaled: run again to resume."
