@@ -82,7 +82,7 @@ CELLS = (FULL, LIGHT, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER, ALTRUI
 SCRIPT_CELLS = (FULL, NEITHER, ALTRUISTIC, RICH)
 #: The cells recorded (10 societies each, in cassettes/); a cell added to the design joins them, and
 #: the claims that need it, once --gaamas-record=once has recorded it.
-RECORDED = (NEITHER,)
+RECORDED = (FULL, NEITHER)
 SCRIPT_RECORDED = (NEITHER,)
 RUNS = tuple((*c, "agents") for c in RECORDED) + tuple((*c, "script") for c in SCRIPT_RECORDED)
 CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" + ("" if simulation == "agents" else f", {simulation}")
@@ -386,8 +386,8 @@ LEARNING_PAIRS = ((FULL, VOTE_ALONE), (LEARNING_ALONE, NEITHER))
                          ids=lambda cell: ", ".join(cell))  # fmt: skip
 def test_commons_adoption(gaamas, shown, not_shown):
     counts = {}
-    for which, cell in (("shown", shown), ("not shown", not_shown)):
-        _, records = societies(gaamas, *cell)
+    for which, designed in (("shown", shown), ("not shown", not_shown)):
+        _, records = societies(gaamas, *designed)
         counts[which] = tuple(map(sum, zip(*(adoptions(r.outcome) for r in records), strict=True))) if records else (0, 0)
     (k1, n1), (k2, n2) = counts["shown"], counts["not shown"]
     excess = stats.rate_difference(k1, n1, k2, n2)
