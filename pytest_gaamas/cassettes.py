@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -418,10 +418,70 @@ class RequestIndex:
         for position in found:
             yield position, data[position][1]
 
+    def play_recorded(self, key: tuple[str, str, str], read: Callable[[Any], Any]) -> Any:
+        """``read`` of the first recorded response to ``key`` not played yet, which is then played,
+        as vcrpy's ``play_response`` plays it; None, with nothing played, where there is none or
+        ``read`` does not take it."""
+        tape = self.tape
+        if tape.record_mode == RecordMode.ALL or not (tape.rewound or tape.allow_playback_repeats):
+            return None
+        data = tape.data
+        with self.lock:
+            for position in range(self.indexed, len(data)):
+                self.positions.setdefault(request_key(data[position][0]), []).append(position)
+            self.indexed = len(data)
+            for position in self.positions.get(key, ()):
+                if tape.play_counts[position] == 0 or tape.allow_playback_repeats:
+                    value = read(data[position][1])
+                    if value is None:
+                        return None
+                    if tape.play_counts[position] == 0 and position < tape._loaded_count:
+                        tape._played_interactions.append((data[position][0], data[position][1]))
+                    tape.play_counts[position] += 1
+                    return value
+        return None
+
     def forget(self) -> None:
         """After the tape's exchanges were reordered: index them afresh at the next lookup."""
         with self.lock:
             self.positions, self.indexed = {}, 0
+
+
+class Replayer:
+    """A model whose recorded answers are read straight from the open cassette. The request the
+    official client would send (the model's ``wire_request``) is looked up by ``request_key``, and
+    the first recorded answer to it not yet played is played, as vcrpy would play it; the same
+    answers in the same order, without building and parsing HTTP for each. Anything else (nothing
+    recorded, an error status, a body that is not a plain chat completion) goes through the client
+    and vcrpy, which record it, refuse it or say what is wrong, as they always did."""
+
+    def __init__(self, model, tape):
+        self.model = model
+        self.index: RequestIndex = tape._gaamas_index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def reply(self, request):
+        method, path, body = self.model.wire_request(request)
+        key = (method, path, json.dumps(body, sort_keys=True, separators=(",", ":")))
+        recorded = self.index.play_recorded(key, self._read)
+        return recorded if recorded is not None else self.model.reply(request)
+
+    def _read(self, response: Any):
+        if not isinstance(response, dict) or (response.get("status") or {}).get("code") != 200:
+            return None
+        text = (response.get("body") or {}).get("string")
+        try:
+            completion = json.loads(text)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        return self.model.recorded_reply(completion) if isinstance(completion, dict) else None
+
+
+def replayer(model, tape):
+    """``model`` answering from ``tape`` where it can say what its client would send; else itself."""
+    return Replayer(model, tape) if tape is not None and hasattr(model, "wire_request") else model
 
 
 # -- exchanges as the journal keeps them -------------------------------------------------------

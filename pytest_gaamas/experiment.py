@@ -252,7 +252,7 @@ class Experiment:
                         )
 
                 fresh = play_trials(
-                    game, self.model, [t for t in range(trials) if t not in rebuilt], seed=self.seed,
+                    game, cassettes.replayer(self.model, tape), [t for t in range(trials) if t not in rebuilt], seed=self.seed,
                     temperature=temperature, concurrency=self.concurrency, finished=finished,
                 )  # fmt: skip
                 by_trial = {r.trial: r for r in fresh} | {t: record for t, record in rebuilt.items() if t < trials}

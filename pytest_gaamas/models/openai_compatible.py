@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 import openai
 
@@ -91,6 +93,27 @@ class OpenAICompatibleModel(Model):
         thinking = next((extra[f] for f in REASONING_FIELDS if isinstance(extra.get(f), str) and extra[f]), "")
         return Reply(choice.message.content or "", thinking, truncated=choice.finish_reason == "length")
 
+    def wire_request(self, request: Request) -> tuple[str, str, dict]:
+        """The method, path and JSON body the client sends for ``request`` (``_complete``'s call)."""
+        arguments = self._arguments(request)
+        body = {**{k: v for k, v in arguments.items() if k != "extra_body"}, **arguments["extra_body"]}
+        return "POST", f"{urlsplit(self.base_url).path.rstrip('/')}/chat/completions", body
+
+    def recorded_reply(self, completion: Mapping) -> Reply | None:
+        """The reply in a recorded chat completion, read as ``reply`` reads the client's; None where
+        it is not a plain chat completion (the client then reads it, and says what is wrong)."""
+        choices = completion.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return None
+        choice = choices[0]
+        message = choice.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("content") or "", str):
+            return None
+        fingerprint = completion.get("system_fingerprint")
+        self._fingerprint = self._fingerprint or (fingerprint if isinstance(fingerprint, str) else None)
+        thinking = next((message[f] for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f]), "")
+        return Reply(message.get("content") or "", thinking, truncated=choice.get("finish_reason") == "length")
+
     @property
     def reasoning_model(self) -> bool:
         return self.name.startswith(OPENAI_REASONING_PREFIXES)
@@ -100,6 +123,9 @@ class OpenAICompatibleModel(Model):
         return self.think or self.reasoning_model
 
     def _complete(self, request: Request):
+        return self.client.chat.completions.create(**self._arguments(request))
+
+    def _arguments(self, request: Request) -> dict:
         # A free-text answer (a strategy's code) goes without response_format: the request, and so
         # its cassette entry, is then what it would be without structured output at all.
         structured = {"response_format": self._structured_output(request.schema)} if request.schema else {}
@@ -107,7 +133,7 @@ class OpenAICompatibleModel(Model):
             sampling = {"max_completion_tokens": self.token_budget(request)}
         else:
             sampling = {"temperature": request.temperature, "max_tokens": self.token_budget(request)}
-        return self.client.chat.completions.create(
+        return dict(
             model=self.name,
             # The messages go in extra_body, which the client sends as given: the request body is
             # byte for byte the same, and the client's per-field transform of a long conversation
