@@ -111,7 +111,13 @@ def _scrub_request(request):
     return request
 
 
-def _scrub_response(response: dict) -> dict:
+def _scrub_response(response: dict) -> dict | None:
+    """What is kept of a response: an answer, with its content type only. An error (HTTP 400 and
+    above: a refused key, a missing model, a rate limit, a server fault) is not an answer and is
+    never recorded, so it can never be replayed as one; it may also quote the request's secrets."""
+    status = (response.get("status") or {}).get("code")
+    if not isinstance(status, int) or status >= 400:
+        return None
     response["headers"] = _keep_only_content_type(response.get("headers", {}))
     return response
 
@@ -203,6 +209,12 @@ def read_interactions(path: Path) -> tuple:
             responses.append(response)
     except ValueError as error:  # safeyaml.YAMLRefused among them
         raise UnreadableFile(f"{path}: not a readable cassette ({error}); {hint}") from None
+    errors = sorted({code for r in responses if isinstance(code := (r.get("status") or {}).get("code"), int) and code >= 400})
+    if errors:  # recorded before errors were kept out of cassettes: never replayed as answers
+        raise UnreadableFile(
+            f"{path} holds HTTP {', '.join(map(str, errors))} errors where answers should be; errors are never replayed as "
+            "answers: record the cell afresh with --gaamas-record=all --gaamas-replace-recorded"
+        )
     metadata = data.get("metadata")
     return (requests, responses, metadata) if isinstance(metadata, dict) and metadata else (requests, responses)
 
@@ -476,7 +488,7 @@ class Replayer:
             completion = json.loads(text)
         except (TypeError, ValueError, RecursionError):
             return None
-        return self.model.recorded_reply(completion) if isinstance(completion, dict) else None
+        return self.model.recorded_reply(completion)
 
 
 def replayer(model, tape):

@@ -261,7 +261,7 @@ class Experiment:
                     cassettes.in_trial_order(tape, [r.seed for record in fresh for r in record.rounds], start)
             complete = True
         except GaamasError as error:
-            failure = f"{self.model.spec}: {redact_text(str(error))}"
+            failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
             if isinstance(error, ModelUnavailable):
                 self.unavailable[self.model.spec] = failure  # the model's other items are skipped with it
         finally:

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 
+#: The longest reason an invalid answer keeps.
+MAX_REASON = 200
+
+
 @dataclass(frozen=True)
 class Answer:
     """An agent's reply, parsed. ``valid`` is False when the reply was unusable, with the reason."""
@@ -25,6 +29,11 @@ class Answer:
     reason: str = ""
     #: The reply as written, for games that carry a conversation on.
     text: str = ""
+
+    def __post_init__(self) -> None:
+        # A reason quotes what the model wrote; a 65 KB value would be copied into every trial.
+        if len(self.reason) > MAX_REASON:
+            object.__setattr__(self, "reason", f"{self.reason[:MAX_REASON]}... ({len(self.reason):,} characters)")
 
     @classmethod
     def invalid(cls, reason: str) -> Answer:

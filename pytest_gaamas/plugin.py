@@ -103,7 +103,11 @@ class GaamasSession:
         if not_met.verdict in FAILED_VERDICTS[self.settings.verdicts]:
             report.longrepr = f"verdict: {finding}"
         else:
-            report.outcome = "passed"
+            # Reported, not failed: pytest's own form for that is an expected failure, which every
+            # tool that reads reports (JUnit XML, pytest-html, pytest-sugar, --lf) shows as such and
+            # none counts as a pass; the terminal shows the verdict's word.
+            report.outcome = "skipped"
+            report.wasxfail = f"{not_met.verdict.value}: {finding}"
             report.longrepr = None
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True, specname="pytest_runtest_makereport")
@@ -120,8 +124,9 @@ class GaamasSession:
         if ours and isinstance(report.longrepr, str):
             report.longrepr = inert.terminal(report.longrepr)
 
+    @pytest.hookimpl(tryfirst=True)  # before pytest's own word for an expected failure
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
-        verdict = _reported_verdict(report) if report.when == "call" and report.passed else None
+        verdict = _reported_verdict(report) if report.when == "call" and not report.failed else None
         if verdict is None:
             return None
         return verdict.value, verdict.value[0], (verdict.value.upper(), {"yellow": True})
@@ -132,7 +137,7 @@ class GaamasSession:
             self.skipped_unavailable[reason] = self.skipped_unavailable.get(reason, 0) + 1
         if report.failed or report.skipped or report.when == "call":
             not_met = _reported_verdict(report)
-            outcome = "failed" if report.failed else "skipped" if report.skipped else not_met.value if not_met else "passed"
+            outcome = "failed" if report.failed else not_met.value if not_met else "skipped" if report.skipped else "passed"
             if self.outcomes.get(report.nodeid) != "failed":  # a teardown error after a pass is a failure
                 self.outcomes[report.nodeid] = outcome
         if report.when != "call":

@@ -45,6 +45,28 @@ def redact_url(url: str | None) -> str | None:
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"<>()]+")
 
 
-def redact_text(text: str) -> str:
-    """``text`` with every URL in it redacted (an error message that quotes the URL it failed on)."""
-    return _URL.sub(lambda match: redact_url(match.group(0)) or "", text)
+#: Credentials as servers and proxies echo them: an Authorization header's scheme and token, a key
+#: in the OpenAI style, and ``name: value`` or ``name=value`` where the name says it is secret.
+_CREDENTIALS = (
+    re.compile(r"(?i)\b(bearer|basic|token)\s+(?!REDACTED)[A-Za-z0-9._~+/=-]{6,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)([\"']?[a-z0-9_-]*(?:api[-_]?key|apikey|token|secret|password|passwd|authorization)[\"']?\s*[:=]\s*)"
+               r"(?:bearer\s+|basic\s+)?[\"']?(?!REDACTED)[^\s\"',;&}]{4,}"),
+)
+#: A server's message is shown in one line: longer text is cut, saying how long it was.
+MAX_SHOWN = 300
+
+
+def redact_text(text: str, secrets: tuple[str | None, ...] = (), limit: int | None = MAX_SHOWN) -> str:
+    """``text`` without credentials: every URL in it redacted (an error message that quotes the URL
+    it failed on), ``secrets`` (a key we hold) wherever they appear, and anything that looks like a
+    credential; on one line, cut to ``limit`` characters (a server's text; our own messages are not cut)."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    text = _URL.sub(lambda match: redact_url(match.group(0)) or "", text)
+    text = _CREDENTIALS[0].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    text = _CREDENTIALS[1].sub(REDACTED, text)
+    text = _CREDENTIALS[2].sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = " ".join(text.split())  # one line, whatever the server's text was
+    return text if limit is None or len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

@@ -615,3 +615,190 @@ def test_failure_and_skip_lines_that_quote_a_model_are_shown_not_obeyed(pytester
     assert not _obeyable(output.replace("\n", "")) and output.count("\\x1b]52;c;aGFja2Vk\\x07") >= 2  # the failure, the skip
     assert not any(line.startswith("=== 40 passed") for line in output.splitlines())
     result.assert_outcomes(failed=1, skipped=1)
+
+
+# -- what a server answers: read, or one line, never a traceback; never recorded as an answer -------
+
+
+class RawServer:
+    """A loopback stand-in for a chat server (not a model) that answers every request with the same
+    status and body, as a broken proxy or a misconfigured URL does, and keeps the paths it was asked."""
+
+    def __init__(self, status: int, body: bytes, content_type: str = "application/json"):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.paths: list[str] = []
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                stand_in.paths.append(self.path)
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def raw_server():
+    servers = []
+
+    def start(status: int, body: bytes, content_type: str = "application/json") -> RawServer:
+        servers.append(RawServer(status, body, content_type))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def portfolio_request(seed: int = 0):
+    from pytest_gaamas.play import Request
+
+    game = portfolio.PortfolioGame(portfolio.sample_subjects(1, 0))
+    return Request(next(game.play(0)), game, seed, 0.7)
+
+
+COMPLETION = {"id": "x", "object": "chat.completion", "created": 0, "model": "m"}
+NOT_A_COMPLETION = {
+    "body not JSON": (200, b"this is not JSON", "application/json"),
+    "an HTML page with status 200": (200, b"<html><body>Welcome to nginx!</body></html>", "text/html"),
+    "JSON that is not a chat completion": (200, b'{"status": "ok"}', "application/json"),
+    "a JSON list": (200, b"[1, 2, 3]", "application/json"),
+    "a null body": (200, b"null", "application/json"),
+    "no choices": (200, json.dumps({**COMPLETION, "choices": []}).encode(), "application/json"),
+    "a null message": (200, json.dumps({**COMPLETION, "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]}).encode(), "application/json"),
+    "content that is a number": (200, json.dumps({**COMPLETION, "choices": [{"index": 0, "message": {"role": "assistant", "content": 7}, "finish_reason": "stop"}]}).encode(), "application/json"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_A_COMPLETION)
+def test_an_answer_that_is_not_a_chat_completion_is_one_line_that_says_what_to_do(raw_server, case):
+    from pytest_gaamas.errors import ModelUnavailable
+    from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+    server = raw_server(*NOT_A_COMPLETION[case])
+    model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1", api_key="k")
+    with pytest.raises(ModelUnavailable) as raised:
+        model.reply(portfolio_request())
+    message = str(raised.value)
+    assert "\n" not in message and "not a chat completion" in message and "--gaamas-record=all" in message and "OPENAI_BASE_URL" in message
+
+
+@pytest.mark.parametrize("case", ["body not JSON", "an HTML page with status 200", "a JSON list", "a null message"])
+def test_an_ollama_answer_that_is_not_a_chat_answer_is_one_line(raw_server, case):
+    from pytest_gaamas.errors import ModelUnavailable
+    from pytest_gaamas.models.ollama_server import OllamaModel
+
+    status, body, kind = NOT_A_COMPLETION[case]
+    if case == "a null message":
+        body = json.dumps({"model": "m", "created_at": "2025-01-01T00:00:00Z", "message": None, "done": True}).encode()
+    server = raw_server(status, body, kind)
+    model = OllamaModel("m", host=server.url)
+    with pytest.raises(ModelUnavailable) as raised:
+        model.reply(portfolio_request())
+    assert "\n" not in str(raised.value) and "OLLAMA_HOST" in str(raised.value)
+
+
+SECRET = "sk-live-0123456789abcdefSECRET"
+
+
+def test_a_proxys_error_that_echoes_the_key_is_shown_without_it_and_recorded_nowhere(raw_server, tmp_path):
+    from pytest_gaamas import cassettes
+    from pytest_gaamas.errors import ModelUnavailable
+    from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+    echo = json.dumps({"error": {"message": f"Forbidden. Your request: POST /v1/chat/completions, Authorization: Bearer {SECRET}, "
+                                            f"api-key: {SECRET}"}}).encode()  # fmt: skip
+    server = raw_server(403, echo)
+    model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1", api_key=SECRET)
+    path = tmp_path / "cassette.yaml"
+    with pytest.raises(ModelUnavailable) as raised, cassettes.cassette(path, "once"):
+        model.reply(portfolio_request())
+    assert "HTTP 403" in str(raised.value) and "SECRET" not in str(raised.value) and "0123456789" not in str(raised.value)
+    assert not path.exists() or "SECRET" not in path.read_text()
+    assert not path.exists() or not yaml.safe_load(path.read_text()).get("interactions")
+
+
+@pytest.mark.parametrize("status", [401, 404, 429, 500, 503])
+def test_an_error_is_recorded_nowhere_and_never_replayed(raw_server, tmp_path, status):
+    """Against a server that refused (a bad key, a missing model, a rate limit, a fault), the run
+    says so; once the key is set and the server gone, replaying asks for a recording instead of
+    replaying the refusal."""
+    from pytest_gaamas import cassettes
+    from pytest_gaamas.errors import MissingCassette, ModelUnavailable
+    from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+    server = raw_server(status, b'{"error": {"message": "no"}}')
+    model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1", api_key="k")
+    path = tmp_path / "cassette.yaml"
+    with pytest.raises(ModelUnavailable), cassettes.cassette(path, "once"):
+        model.reply(portfolio_request())
+    server.close()
+    with pytest.raises(MissingCassette), cassettes.cassette(path, "none") as tape:
+        cassettes.replayer(model, tape).reply(portfolio_request())
+
+
+def test_a_cassette_that_holds_an_error_is_reported_damaged_with_the_command_that_fixes_it(fake_chat_server, tmp_path):
+    from pytest_gaamas import cassettes
+    from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+    server = fake_chat_server()
+    model = OpenAICompatibleModel("openai:m", "m", base_url=server.url, api_key="k")
+    path = tmp_path / "cassette.yaml"
+    with cassettes.cassette(path, "all"):
+        model.reply(portfolio_request())
+    document = yaml.safe_load(path.read_text())  # as a cassette recorded before errors were kept out
+    document["interactions"][0]["response"]["status"] = {"code": 401, "message": "Unauthorized"}
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(UnreadableFile) as raised, cassettes.cassette(path, "none"):
+        pass
+    assert "HTTP 401" in str(raised.value) and "--gaamas-record=all --gaamas-replace-recorded" in str(raised.value)
+
+
+def test_a_key_in_the_urls_query_stays_a_query(raw_server):
+    from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+    body = json.dumps({**COMPLETION, "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]})
+    server = raw_server(200, body.encode())
+    model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1?api-key=KEY123&api-version=2024", api_key="k")
+    model.reply(portfolio_request())
+    assert server.paths == ["/v1/chat/completions?api-key=KEY123&api-version=2024"]
+    assert "KEY123" not in model.shown_url
+
+
+def test_a_65_kb_value_makes_a_reason_of_a_line():
+    huge = '{"my_share": "' + "x" * 65_000 + '"}'
+    answer = answers.reader(lambda obj: answers.bounded(obj, "my_share", 0, 100))(huge)
+    assert not answer.valid and answer.reason.startswith("not a number: field 'my_share' is 'xxx")
+    assert len(answer.reason) < 260 and answer.reason.endswith(" characters)") and "65," in answer.reason[-20:]
+
+
+def test_pytest_l_shows_no_credentials_of_the_servers_url(tmp_path):
+    """A failing run under ``pytest -l`` (locals in tracebacks) against a credentialled URL that
+    does not answer: neither the password nor the key appears in what it prints."""
+    project = Path(__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", str(project / "behaviours" / "test_garp_consistency.py"), "-l", "-q", "-p", "no:cacheprovider",
+         "--gaamas-model=openai:fake", "--gaamas-trials=1", "--gaamas-record=once", f"--gaamas-cassette-dir={tmp_path}",
+         f"--gaamas-journal-dir={tmp_path / 'journal'}", "-k", "not fidelity"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "OPENAI_BASE_URL": "http://alice:hunter2pw@127.0.0.1:9/v1?api-key=QUERYKEY", "OPENAI_API_KEY": SECRET},
+    )  # fmt: skip
+    shown = run.stdout + run.stderr
+    assert "cannot reach" in shown, shown[-2000:]
+    for secret in ("hunter2pw", "QUERYKEY", SECRET, "alice"):
+        assert secret not in shown

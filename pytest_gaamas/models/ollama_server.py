@@ -8,7 +8,7 @@ import ollama
 
 from ..errors import ModelUnavailable
 from ..play import Reply, Request
-from ..redact import redact_url
+from ..redact import redact_text, redact_url
 from .base import Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
@@ -52,16 +52,26 @@ class OllamaModel(Model):
                 raise ModelUnavailable(
                     f"Ollama at {self.shown_url} has no model {self.name!r}: run `ollama pull {self.name}`"
                 ) from None
-            raise ModelUnavailable(f"Ollama at {self.shown_url} answered HTTP {error.status_code}: {error.error}") from None
+            raise ModelUnavailable(f"Ollama at {self.shown_url} answered HTTP {error.status_code}: {redact_text(str(error.error))}") from None
         except Exception as error:  # vcrpy's refusal and transport errors surface unwrapped
             raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
+            if isinstance(error, (ValueError, TypeError, KeyError, AttributeError)):  # a body that is not Ollama's chat answer
+                raise ModelUnavailable(self._not_an_answer(f"{type(error).__name__}: {error}")) from None
             if not is_transport_error(error):
                 raise
             raise ModelUnavailable(
                 f"cannot reach Ollama at {self.shown_url} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
             ) from None
-        return Reply(
-            response.message.content or "", response.message.thinking or "", truncated=response.done_reason == "length"
+        message = getattr(response, "message", None)
+        if message is None or not isinstance(message.content or "", str):
+            raise ModelUnavailable(self._not_an_answer("it has no message"))
+        return Reply(message.content or "", message.thinking or "", truncated=response.done_reason == "length")
+
+    def _not_an_answer(self, problem: str) -> str:
+        return (
+            f"the answer from Ollama at {self.shown_url} is not a chat answer ({redact_text(problem)}): if it was replayed, "
+            "record the cell afresh with --gaamas-record=all --gaamas-replace-recorded; if it came live, check that "
+            "OLLAMA_HOST points at an Ollama server"
         )
 
     def digest(self) -> str | None:

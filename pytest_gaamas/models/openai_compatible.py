@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
+import pydantic
 
 from ..errors import ModelUnavailable
 from ..play import Reply, Request
-from ..redact import redact_url
+from ..redact import redact_text, redact_url
 from .base import Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
@@ -22,6 +23,23 @@ OPENAI_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 #: and the name some gateways and newer vLLM releases use.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 REQUEST_TIMEOUT_S = 300.0
+#: What the client raises on a body it cannot read as a chat completion (not JSON, the wrong shape).
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, openai.APIResponseValidationError)
+
+
+def completion_problem(completion) -> str | None:
+    """What keeps ``completion`` (JSON) from being a chat completion with an answer; None if nothing."""
+    if not isinstance(completion, Mapping):
+        return f"the body is {type(completion).__name__}, not a JSON object"
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "it has no choices"
+    if not isinstance(choices[0], Mapping) or not isinstance(choices[0].get("message"), Mapping):
+        return "its first choice has no message"
+    message = choices[0]["message"]
+    if not isinstance(message.get("content") or "", str):
+        return f"its message's content is {type(message.get('content')).__name__}, not text"
+    return None
 
 
 def summary(request: Request, name: str) -> str:
@@ -50,7 +68,15 @@ class OpenAICompatibleModel(Model):
         # A replay never reaches the server, so a missing key only matters for a live request, and
         # the server's 401 then says so.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "no-key-set"
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S)
+        self._api_key = key
+        # A query in the URL (Azure's and some gateways' ?api-key=...) is kept a query: the client
+        # appends paths to base_url, which would put /chat/completions after it.
+        address = urlsplit(self.base_url)
+        query = dict(parse_qsl(address.query, keep_blank_values=True))
+        self.client = openai.OpenAI(
+            base_url=urlunsplit((address.scheme, address.netloc, address.path, "", "")), api_key=key, default_query=query or None,
+            max_retries=0, timeout=REQUEST_TIMEOUT_S,
+        )  # fmt: skip
         self.response_format = response_format
         self._fingerprint: str | None = None
 
@@ -63,7 +89,7 @@ class OpenAICompatibleModel(Model):
         """Called when the server cannot be reached; True to send the request once more."""
         return False
 
-    def reply(self, request: Request) -> str:
+    def reply(self, request: Request) -> Reply:
         for attempt in (1, 2):
             try:
                 completion = self._complete(request)
@@ -77,21 +103,22 @@ class OpenAICompatibleModel(Model):
                 raise ModelUnavailable(f"the server at {self.shown_url} refused the API key: set OPENAI_API_KEY") from None
             except openai.APIStatusError as error:
                 raise ModelUnavailable(
-                    f"the server at {self.shown_url} answered HTTP {error.status_code}: {error.message}"
+                    f"the server at {self.shown_url} answered HTTP {error.status_code}: {self._scrubbed(error.message)}"
                 ) from None
             except Exception as error:  # connection errors arrive wrapped or raw, vcrpy's refusal raw
                 raise_if_cassette_miss(error, summary(request, self.name))
-                if not (isinstance(error, openai.APIConnectionError) or is_transport_error(error)):
-                    raise
-                if attempt == 2 or not self._connection_failed():
-                    raise ModelUnavailable(self._unreachable(error)) from None
-        self._fingerprint = self._fingerprint or getattr(completion, "system_fingerprint", None)
-        if not completion.choices:
-            return ""
-        choice = completion.choices[0]
-        extra = choice.message.model_extra or {}
-        thinking = next((extra[f] for f in REASONING_FIELDS if isinstance(extra.get(f), str) and extra[f]), "")
-        return Reply(choice.message.content or "", thinking, truncated=choice.finish_reason == "length")
+                if isinstance(error, openai.APIConnectionError) or is_transport_error(error):
+                    if attempt == 2 or not self._connection_failed():
+                        raise ModelUnavailable(self._unreachable(error)) from None
+                    continue
+                if isinstance(error, UNREADABLE):  # a body the client cannot read as a chat completion
+                    raise ModelUnavailable(self._not_a_completion(f"{type(error).__name__}: {error}")) from None
+                raise
+        body = completion.model_dump(warnings=False) if isinstance(completion, pydantic.BaseModel) else completion
+        problem = completion_problem(body)
+        if problem is not None:
+            raise ModelUnavailable(self._not_a_completion(problem))
+        return self.read_completion(body)
 
     def wire_request(self, request: Request) -> tuple[str, str, dict]:
         """The method, path and JSON body the client sends for ``request`` (``_complete``'s call)."""
@@ -99,16 +126,15 @@ class OpenAICompatibleModel(Model):
         body = {**{k: v for k, v in arguments.items() if k != "extra_body"}, **arguments["extra_body"]}
         return "POST", f"{urlsplit(self.base_url).path.rstrip('/')}/chat/completions", body
 
-    def recorded_reply(self, completion: Mapping) -> Reply | None:
-        """The reply in a recorded chat completion, read as ``reply`` reads the client's; None where
-        it is not a plain chat completion (the client then reads it, and says what is wrong)."""
-        choices = completion.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            return None
-        choice = choices[0]
-        message = choice.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("content") or "", str):
-            return None
+    def recorded_reply(self, completion) -> Reply | None:
+        """The reply in a recorded chat completion, or None where it holds none (then the client
+        reads it, as ``reply`` does, and says what is wrong)."""
+        return None if completion_problem(completion) is not None else self.read_completion(completion)
+
+    def read_completion(self, completion: Mapping) -> Reply:
+        """The reply in a chat completion as JSON, live or recorded (``completion_problem`` is None)."""
+        choice = completion["choices"][0]
+        message = choice["message"]
         fingerprint = completion.get("system_fingerprint")
         self._fingerprint = self._fingerprint or (fingerprint if isinstance(fingerprint, str) else None)
         thinking = next((message[f] for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f]), "")
@@ -143,6 +169,18 @@ class OpenAICompatibleModel(Model):
             seed=request.seed,
             **sampling,
             **structured,
+        )
+
+    def _scrubbed(self, text: str) -> str:
+        """A server's text without credentials: the API key wherever it is echoed, and whatever
+        looks like one (``redact.redact_text``), cut to a line's length."""
+        return redact_text(text, secrets=(self._api_key,))
+
+    def _not_a_completion(self, problem: str) -> str:
+        return (
+            f"the answer from {self.shown_url} is not a chat completion ({self._scrubbed(problem)}): if it was replayed, "
+            "record the cell afresh with --gaamas-record=all --gaamas-replace-recorded; if it came live, check that "
+            "OPENAI_BASE_URL points at an OpenAI-compatible server"
         )
 
     def _unreachable(self, error: Exception) -> str:
