@@ -69,6 +69,8 @@ class GaamasSession:
         #: Why a model was unreachable -> how many of its items were skipped for it (all processes).
         self.skipped_unavailable: dict[str, int] = {}
         self.orphaned: list[str] = []
+        #: The files whose items this run collected (on the controller too, under xdist).
+        self.collected_files: set[str] = set()
         self.cassette_notes: list[str] = []
         self.announced = False
         #: (what, path) of the report and summary written, said at the end.
@@ -181,12 +183,14 @@ class GaamasSession:
                 terminalreporter.write_line(inert.terminal(f"gaamas: {note}"))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected_files |= {item.nodeid.split("::", 1)[0] for item in session.items}
         if not self.is_worker and any("gaamas" in getattr(item, "fixturenames", ()) for item in session.items):
             self._say_where_answers_come_from()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
         """Under xdist the controller collects nothing; a worker's ids show the models' parameters."""
+        self.collected_files |= {nodeid.split("::", 1)[0] for nodeid in ids}
         if not self.announced and any(f"[{self.model(spec).test_id}" in nodeid for spec in self.settings.models for nodeid in ids):
             self._say_where_answers_come_from()
 
@@ -227,7 +231,7 @@ class GaamasSession:
             if not model.uses_http:
                 continue
             folder = self.settings.cassette_dir / (model.directory + self.settings.cassette_suffix)
-            on_disk = cassettes.held(self.settings.cassette_dir, folder)
+            on_disk = {name for name in cassettes.held(self.settings.cassette_dir, folder) if self._checked(name)}
             used = self.collected.cassettes_used
             orphaned = sorted(on_disk - used)
             self.orphaned += orphaned
@@ -238,6 +242,18 @@ class GaamasSession:
             self.cassette_notes += [f"    {name}" for name in orphaned]
         if self.orphaned:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _checked(self, cassette: str) -> bool:
+        """Whether this run answers for ``cassette`` (``model/behaviour/...``): the behaviours it ran
+        do, and so do behaviours whose file is gone (their cassettes are orphans); a behaviour that
+        exists beside those run but was not run (a new file not yet listed, a -k subset) does not."""
+        parts = cassette.split("/")
+        behaviour = parts[1] if len(parts) > 2 else ""
+        ran = {Path(file) for file in self.collected_files}
+        if not behaviour or any(file.name == f"test_{behaviour}.py" for file in ran):
+            return True
+        root = self.config.rootpath
+        return not any((root / file.parent / f"test_{behaviour}.py").is_file() for file in ran)
 
     def _report_cassette_check(self, terminalreporter) -> None:
         terminalreporter.write_sep("=", "gaamas: cassette check")

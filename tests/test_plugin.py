@@ -337,3 +337,24 @@ def test_the_run_log_keeps_each_verdict_and_xdist_counts_them_alike(pytester):
     assert by_id(serial_log["items"], "outcome") == {k: "passed" if v == "met" else v for k, v in expected.items()}
     assert by_id(serial_log["findings"], "verdict") == {k: v for k, v in expected.items() if v != "met"}
     assert serial_log["format"] == 3
+
+
+def test_the_cassette_check_answers_for_the_behaviours_run_and_those_whose_file_is_gone(behaviour_project, fake_chat_server, monkeypatch):
+    """A behaviour added beside the ones run, recorded but not run (not yet listed, or left out with
+    -k), is held to nothing; once its file is gone, its cassettes are orphans and fail the check."""
+    import shutil
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
+    model = ("--gaamas-model=openai:fake", "--gaamas-trials=1")
+    behaviour_project.runpytest(*model, "--gaamas-record=once").assert_outcomes(passed=1)
+    recorded = behaviour_project.path / "cassettes" / "openai-fake"
+    shutil.copytree(recorded / "garp_consistency", recorded / "extra")
+    (recorded / "extra" / "test_garp_consistency.yaml").rename(recorded / "extra" / "test_extra.yaml")
+    behaviour_project.makepyfile(test_extra="def test_extra():\n    pass\n")
+    run_one = ("test_garp_consistency.py", *model, "--gaamas-record=none", "--gaamas-check-cassettes")
+    held = behaviour_project.runpytest(*run_one)
+    assert held.ret == 0 and "openai:fake: 1 of 1 cassettes used" in held.stdout.str()
+    (behaviour_project.path / "test_extra.py").unlink()
+    orphaned = behaviour_project.runpytest(*run_one)
+    assert orphaned.ret == pytest.ExitCode.TESTS_FAILED and "1 used by no item" in orphaned.stdout.str()
+    assert "openai-fake/extra/test_extra.yaml" in orphaned.stdout.str()
