@@ -177,8 +177,9 @@ class GaamasSession:
             terminalreporter.write_line(inert.terminal(f"gaamas: wrote the {what} to {path}"))
         if self.settings.compare:
             terminalreporter.write_sep("=", inert.terminal(f"gaamas: compared with {self.settings.compare}"))
-            if self.changes:
-                terminalreporter.write_line(compare.render(self.changes, width=width))
+            table = compare.render(self.changes, width=width)
+            if table:
+                terminalreporter.write_line(table)
             for note in self.compare_notes:
                 terminalreporter.write_line(inert.terminal(f"gaamas: {note}"))
 
@@ -330,8 +331,12 @@ class GaamasSession:
         if lost:
             self.compare_notes.append(lost)
         tested = [c for c in self.changes if not math.isnan(c.p_value)]
+        gated = [c for c in tested if c.gated]
+        moved = compare.shown(self.changes)
         self.compare_notes.append(
-            f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; Holm-adjusted over those {len(tested)}"
+            f"{len(self.changes)} cells paired with {path}, {len(tested)} tested; gated on the {len(gated)} whose criterion the saved run "
+            f"met (one-sided, Holm over those {len(gated)}), the other {len(tested) - len(gated)} shown where they changed (Holm over "
+            f"them); {len(moved) or 'nothing'} changed" + ("" if moved else ", nothing to show")
         )
         self.compare_notes += compare.verdict_changes(self.changes)
         dropped = [c for c in self.changes if c.dropped]

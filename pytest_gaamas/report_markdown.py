@@ -1,6 +1,7 @@
 """The run as Markdown, for a CI job's summary or a pull-request comment: the verdict first (the
 comparison's, where there is one), then each table with a verdict, then the criteria missed and
-those the trials could not decide (inconclusive)."""
+those the trials could not decide (inconclusive). It fits a pull-request comment (65,536
+characters): tables that would not are named and left to the HTML report, the findings stay."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from .report import build_tables, verdict_counts
 from .runlog import RunLog
 from .verdicts import NOT_MET
 
-#: Findings listed in full; the rest are counted (a job summary has a size limit).
-FINDINGS_SHOWN = 50
+#: Findings (and dropped cells) listed in full; the rest are counted (a job summary has a size limit).
+FINDINGS_SHOWN = 25
+#: A pull-request comment holds at most 65,536 characters; the summary stops short of it, saying so.
+MARKDOWN_LIMIT = 65_000
 
 
 def render(log: RunLog) -> str:
@@ -30,16 +33,40 @@ def render(log: RunLog) -> str:
     ]
     if log.comparison:
         lines += _comparison(log.comparison)
+    findings = _findings(log.findings)
     tables = build_tables(log.scores, log.references, models)
+    # The findings are what a reader acts on: when the whole would not fit a pull-request comment,
+    # the tables that do not fit are named and left to the HTML report, and the findings stay.
+    room = MARKDOWN_LIMIT - len("\n".join(lines + findings)) - 2_000
+    left_out = []
     for table in (t for t in tables if "verdict" in t.headers):
-        lines += [f"## {inert.markdown(table.title)}", "", tabulate([[inert.markdown(v) for v in row] for row in table.rows],
-                  headers=[inert.markdown(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
-        lines += [f"- met when: {inert.markdown(c)}" for c in table.criteria] + [f"- source: {inert.markdown(s)}" for s in table.sources] + [""]
+        shown = _table(table)
+        if len("\n".join(shown)) + 1 > room:
+            left_out.append(table.title)
+            continue
+        lines += shown
+        room -= len("\n".join(shown)) + 1
+    if left_out:
+        many = f"{len(left_out)} more tables with a verdict are" if len(left_out) > 1 else "1 more table with a verdict is"
+        lines += [f"{many} in the HTML report (--gaamas-report), left out here for size: "
+                  + "; ".join(inert.markdown(title) for title in left_out), ""]  # fmt: skip
     descriptive = len([t for t in tables if "verdict" not in t.headers])
     if descriptive:
         lines += [f"{descriptive} descriptive tables (round by round, statistics) are in the HTML report (--gaamas-report).", ""]
+    lines += findings
+    return _within_limit("\n".join(lines))
+
+
+def _table(table) -> list[str]:
+    lines = [f"## {inert.markdown(table.title)}", "", tabulate([[inert.markdown(v) for v in row] for row in table.rows],
+             headers=[inert.markdown(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
+    return lines + [f"- met when: {inert.markdown(c)}" for c in table.criteria] + [f"- source: {inert.markdown(s)}" for s in table.sources] + [""]
+
+
+def _findings(all_findings) -> list[str]:
+    lines = []
     for verdict, heading in zip(NOT_MET, ("Criteria missed", "Criteria the trials could not decide (inconclusive)"), strict=True):
-        findings = [f for f in log.findings if f.get("verdict", "missed") == verdict]
+        findings = [f for f in all_findings if f.get("verdict", "missed") == verdict]
         if not findings:
             continue
         lines += [f"## {heading} ({len(findings)})", ""]
@@ -48,7 +75,15 @@ def render(log: RunLog) -> str:
         if len(findings) > FINDINGS_SHOWN:
             lines.append(f"- ... and {len(findings) - FINDINGS_SHOWN} more (the run log and the HTML report have them all)")
         lines.append("")
-    return "\n".join(lines)
+    return lines
+
+
+def _within_limit(text: str) -> str:
+    if len(text) <= MARKDOWN_LIMIT:
+        return text
+    cut = "\n\n... the summary stops here, at its size limit: the run log and the HTML report have it all.\n"
+    kept = text[: MARKDOWN_LIMIT - len(cut)]
+    return kept[: kept.rfind("\n")] + cut
 
 
 def _comparison(comparison: dict) -> list[str]:
@@ -59,9 +94,11 @@ def _comparison(comparison: dict) -> list[str]:
     lines += [f"- {inert.markdown(note)}" for note in comparison.get("notes", [])]
     if dropped:
         rows = [[c["behaviour"], c["cell"], c["models"], _number(c.get("old")), _number(c.get("new")), _number(c.get("p_holm"))]
-                for c in dropped]  # fmt: skip
+                for c in dropped[:FINDINGS_SHOWN]]  # fmt: skip
         lines += ["", tabulate([[inert.markdown(v) for v in row] for row in rows],
                                headers=["behaviour", "cell", "model", "old", "new", "p (Holm)"], tablefmt="github", disable_numparse=True)]  # fmt: skip
+        if len(dropped) > FINDINGS_SHOWN:
+            lines += ["", f"... and {len(dropped) - FINDINGS_SHOWN} more dropped cells (the run log has them all)"]
     return lines + [""]
 
 

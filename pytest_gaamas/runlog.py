@@ -181,6 +181,10 @@ class ComparisonCell(_CellNamed, total=False):
     dropped: bool
     unit: str
     headline: bool
+    #: whether a significant drop here fails the run: the saved run met the cell's criterion
+    gated: bool
+    old_verdict: str | None
+    new_verdict: str | None
 
 
 Comparison = TypedDict("Comparison", {"with": str, "notes": list[str], "cells": list[ComparisonCell]}, total=False)

@@ -542,22 +542,29 @@ def holm_family(p_values: Mapping[str, float]) -> dict[str, tuple[float, float]]
     return {name: (p_values[name], adjusted) for name, adjusted in zip(names, holm([p_values[name] for name in names]))}
 
 
-def change_test(old: Estimate, new: Estimate) -> float:
-    """The p-value of H0: the two runs measured the same thing; Fisher's exact test for rates,
-    Welch's t-test for means. NaN where either side has no data."""
+#: The alternative of a change test, by which way is worse: a drop (old > new), a rise, or either.
+ALTERNATIVE = {"down": "greater", "up": "less", "both": "two-sided"}
+
+
+def change_test(old: Estimate, new: Estimate, worse: str = "both") -> float:
+    """The p-value of H0: the two runs measured the same thing, against the alternative that the
+    new one is ``worse`` ("down": lower, "up": higher, "both": either); Fisher's exact test for
+    rates, Welch's t-test for means. NaN where either side has no data."""
     if old.n == 0 or new.n == 0 or old.kind != new.kind or not old.sample or not new.sample:
         return math.nan
+    alternative = ALTERNATIVE[worse]
     if old.kind == "rate":
         k_old, k_new = old.successes, new.successes
         table = [[k_old, old.n - k_old], [k_new, new.n - k_new]]
-        return float(_scipy_stats.fisher_exact(table).pvalue)
+        return float(_scipy_stats.fisher_exact(table, alternative=alternative).pvalue)
     a, b = np.asarray(old.sample), np.asarray(new.sample)
     if np.ptp(a) == 0 and np.ptp(b) == 0:
-        return 1.0 if a[0] == b[0] else 0.0
+        moved = {"greater": a[0] > b[0], "less": a[0] < b[0], "two-sided": a[0] != b[0]}[alternative]
+        return 0.0 if moved else 1.0
     if len(a) < 2 or len(b) < 2:
         return math.nan
     with _quiet():
-        return float(_scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
+        return float(_scipy_stats.ttest_ind(a, b, equal_var=False, alternative=alternative).pvalue)
 
 
 @contextlib.contextmanager

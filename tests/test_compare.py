@@ -146,6 +146,7 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
     document = json.loads(saved.read_text())
     (cell,) = [s for s in document["scores"] if s["metric"] == "acceptance rate"]
     cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time; SmolLM2 now accepts 16 of 30
+    cell["passed"], cell["verdict"] = True, "met"  # and so met the criterion, which the gate is on
     saved.write_text(json.dumps(document))
 
     code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=passing)
@@ -166,9 +167,10 @@ def judged(estimate: stats.Estimate, verdict: str, **where) -> Score:
 
 
 def test_met_then_inconclusive_is_shown_and_explained_but_is_no_regression_by_itself():
-    # 25 of 30 accepted (met: [0.66, 0.93] above 0.5), then 18 of 30 ([0.42, 0.75]: inconclusive);
-    # worse by 0.23, more than the allowed 0.2, but not significantly (Fisher p ~ 0.08).
-    (change,) = compare.compare([judged(stats.wilson(25, 30), "met")], [judged(stats.wilson(18, 30), "inconclusive")], {"rate": 0.2})
+    # 23 of 30 accepted (met: [0.59, 0.88] above 0.5), then 16 of 30 ([0.36, 0.70]: inconclusive);
+    # worse by 0.23, more than the allowed 0.2, but not significantly (one-sided Fisher p = 0.052).
+    (change,) = compare.compare([judged(stats.wilson(23, 30), "met")], [judged(stats.wilson(16, 30), "inconclusive")], {"rate": 0.2})
+    assert change.gated and 0.05 < change.p_value < 0.06
     assert not change.dropped and change.worse_by > 0.2 and change.verdict_change == "met -> inconclusive"
     assert (change.to_json()["old_verdict"], change.to_json()["new_verdict"]) == ("met", "inconclusive")
     (note,) = compare.verdict_changes([change])
@@ -208,8 +210,9 @@ def test_a_saved_run_whose_verdict_differs_is_said_under_the_comparison_and_pass
 def test_a_long_model_name_is_compared_in_a_few_renders_of_the_table(monkeypatch):
     """A 6 KB model name once took a minute: the comparison's table was rendered again for every
     character its widest column gave up, each render as long as the name. Now the widths no render
-    could fit are skipped: how many renders it takes depends on the words of the name (a wrapped
-    line is at most a word shorter than its column), not on its length."""
+    could fit are skipped: how many renders it takes depends on the words of the table (a wrapped
+    line is at most a word shorter than its column; a cell's label keeps its parentheses whole), not
+    on the name's length."""
     renders = []
     tabulate = report._tabulate_unpadded
     monkeypatch.setattr(report, "_tabulate_unpadded", lambda *args: renders.append(args) or tabulate(*args))
@@ -224,7 +227,8 @@ def test_a_long_model_name_is_compared_in_a_few_renders_of_the_table(monkeypatch
         return len(renders)
 
     short, long = renders_for(50), renders_for(500)  # 600 bytes, and 6 KB: one render a character would be 6,000
-    assert long == short <= len("ollama:a-long-name") + 2
+    label = compare.label(score(stats.wilson(29, 30)))
+    assert long == short <= len(label) + 2
 
 
 def _fitted_one_character_at_a_time(rows, headers, width: int) -> str:
@@ -271,3 +275,50 @@ def test_a_saved_run_damaged_in_its_types_is_refused_before_the_run_in_one_line(
     output = result.stdout.str() + result.stderr.str()
     (line,) = [line for line in output.splitlines() if "base.json" in line]
     assert 'scores[0].score is the text "1.0", where a number or null belongs' in line and "INTERNALERROR" not in output
+
+
+def rate_cell(index: int, accepted: int, *, met: bool | None, n: int = 30) -> Score:
+    sample = tuple([1.0] * accepted + [0.0] * (n - accepted))
+    return Score(
+        behaviour="ultimatum", test_id=f"behaviours/test_ultimatum.py::test_ultimatum[m-cell{index}]", model="m",
+        variant={"cell": str(index)}, metric="acceptance rate", score=accepted / n, ci=(0.0, 1.0), n=n, invalid=0,
+        passed=met, criterion="" if met is None else "accepts $40", table="t", columns=(), cells={}, kind="rate",
+        sample=sample, worse="down", unit="rate", verdict=None if met is None else ("met" if met else "missed"),
+    )  # fmt: skip
+
+
+def suite_sized(planted: int | None = None) -> tuple[list[Score], list[Score]]:
+    """A saved run of 736 cells (30 criteria met, 100 missed, the rest descriptive) and a new run
+    that is the same but for ``planted``, a met cell whose acceptance fell from 1.00 to 0.70."""
+    verdicts = [True] * 30 + [False] * 100 + [None] * 606
+    old = [rate_cell(i, 30 if met else 15, met=met) for i, met in enumerate(verdicts)]
+    new = [rate_cell(i, 21 if i == planted else old[i].sample.count(1.0), met=met) for i, met in enumerate(verdicts)]
+    return old, new
+
+
+def test_the_gate_catches_one_real_regression_among_the_cells_of_a_whole_suite():
+    old, new = suite_sized(planted=3)
+    changes = compare.compare(old, new, {"rate": 0.1})
+    (dropped,) = [c for c in changes if c.dropped]
+    assert dropped.gated and dropped.old.score == 1.0 and dropped.new.score == pytest.approx(0.7)
+    assert dropped.p_value < 0.002 and dropped.p_adjusted < 0.05  # Holm over the 30 met, not the 736
+    assert stats.holm([dropped.p_value] + [1.0] * 735)[0] > 0.05  # over every cell, it would be missed
+    assert sum(c.gated for c in changes) == 30
+
+
+def test_an_unchanged_comparison_prints_nothing_and_a_change_prints_only_itself():
+    old, new = suite_sized()
+    assert compare.render(compare.compare(old, new, {"rate": 0.1})) == ""
+    old, new = suite_sized(planted=3)
+    table = compare.render(compare.compare(old, new, {"rate": 0.1}))
+    assert "DROP" in table and table.count("test_ultimatum (cell") == 1
+    assert "test_ultimatum (cell 3): acceptance rate [gated]" in " ".join(table.split())
+
+
+def test_a_cell_not_met_before_is_shown_when_it_changes_and_never_gated():
+    old, new = suite_sized()
+    new[40] = rate_cell(40, 0, met=False)  # a missed criterion, and it fell as far as it can
+    changes = compare.compare(old, new, {"rate": 0.1})
+    moved = compare.shown(changes)
+    assert [c.new.test_id for c in moved] == [new[40].test_id]
+    assert not moved[0].gated and not moved[0].dropped

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pytest_gaamas import drawing, inert, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
-from pytest_gaamas.report import Score, Table
+from pytest_gaamas.report import Score, Table, build_tables
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: Where the browser test leaves its screenshot for whoever reads the CI run.
@@ -432,3 +432,33 @@ def test_a_table_cell_written_by_a_model_is_shown_in_the_terminal_not_obeyed():
     text = table.render(60)
     assert all(c.isprintable() for c in text.replace("\n", "")) and "\\x1b[2J\\n=== 40 passed ===\\x07" in text
     assert not any(line.startswith("===") for line in text.splitlines())
+
+
+def test_the_markdown_summary_of_a_thousand_drops_and_findings_fits_a_pull_request_comment():
+    """A pull-request comment holds 65,536 characters: the summary lists the first dropped cells,
+    counts the rest and stops short of the limit saying where the rest is, rather than being
+    refused whole."""
+    document = three_verdicts_log()
+    document["findings"] = [{"test_id": f"behaviours/test_b.py::test_b[m-{i}]", "finding": "x" * 4000, "verdict": "missed"}
+                            for i in range(1000)]  # fmt: skip
+    log = runlog.parse(json.dumps(document))
+    cell = {"behaviour": "b", "cell": "a cell " * 20, "models": "m", "old": 0.9, "new": 0.1, "p_holm": 0.001, "dropped": True}
+    log = dataclasses.replace(log, comparison={"with": "saved.json", "notes": [], "cells": [cell] * 1000})
+    summary = report_markdown.render(log)
+    assert len(summary) <= report_markdown.MARKDOWN_LIMIT < 65_536
+    assert "**1000 cells dropped**" in summary and f"... and {1000 - report_markdown.FINDINGS_SHOWN} more dropped cells" in summary
+    assert summary.count("| a cell") == report_markdown.FINDINGS_SHOWN
+    assert summary.endswith("the run log and the HTML report have it all.\n") and "## Criteria missed (1000)" in summary
+    small = report_markdown.render(runlog.parse(json.dumps(three_verdicts_log())))
+    assert "size limit" not in small and "left out here for size" not in small
+
+
+def test_the_whole_smollm2_summary_fits_a_comment_with_every_finding_section_and_names_what_it_left_out(smollm2_replay):
+    log = runlog.parse(json.dumps(smollm2_replay.document))
+    text = report_markdown.render(log)
+    assert len(text) <= report_markdown.MARKDOWN_LIMIT and "stops here" not in text
+    assert "## Criteria missed (" in text and "## Criteria the trials could not decide (inconclusive) (" in text
+    models = [m["model"] for m in log.run["models"]]
+    titles = [t.title for t in build_tables(log.scores, log.references, models) if "verdict" in t.headers]
+    named = [t for t in titles if f"## {inert.markdown(t)}" in text or inert.markdown(t) in text.split("left out here for size: ")[-1]]
+    assert named == titles  # each table with a verdict is there or named
