@@ -82,8 +82,8 @@ CELLS = (FULL, LIGHT, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER, ALTRUI
 SCRIPT_CELLS = (FULL, NEITHER, ALTRUISTIC, RICH)
 #: The cells recorded (10 societies each, in cassettes/); a cell added to the design joins them, and
 #: the claims that need it, once --gaamas-record=once has recorded it.
-RECORDED = (FULL, LIGHT, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER, ALTRUISTIC, RICH)
-SCRIPT_RECORDED = (NEITHER,)
+RECORDED = CELLS
+SCRIPT_RECORDED = SCRIPT_CELLS
 RUNS = tuple((*c, "agents") for c in RECORDED) + tuple((*c, "script") for c in SCRIPT_RECORDED)
 CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" + ("" if simulation == "agents" else f", {simulation}")
                     for environment, personas, ablation, simulation in RUNS)  # fmt: skip
