@@ -25,6 +25,7 @@ from .models import Model, resolve
 from .provenance import run_provenance
 from .report import TABLE_WIDTH, build_tables
 from .settings import Settings, add_options
+from .usage import RequestBudget
 from .verdicts import INCONCLUSIVE, MISSED, NOT_MET, Verdict
 
 STATE = pytest.StashKey["GaamasSession"]()
@@ -39,6 +40,8 @@ FAILED_VERDICTS = {"report": (), "fail": (MISSED,), "fail-inconclusive": (MISSED
 FAILED_FROM = {MISSED: "--gaamas-verdicts=fail", INCONCLUSIVE: "--gaamas-verdicts=fail-inconclusive"}
 #: The key of a worker's results in xdist's ``workeroutput``.
 WORKER_OUTPUT = "gaamas"
+#: The key of the request cap's counter file in xdist's ``workerinput``.
+REQUEST_COUNTER = "gaamas_request_counter"
 UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
 
 
@@ -68,6 +71,7 @@ class GaamasSession:
         self.replayed: dict[tuple, list] = {}
         #: Why a model was unreachable -> how many of its items were skipped for it (all processes).
         self.skipped_unavailable: dict[str, int] = {}
+        self.request_budget = self._request_budget()
         self.orphaned: list[str] = []
         #: The files whose items this run collected (on the controller too, under xdist).
         self.collected_files: set[str] = set()
@@ -79,7 +83,8 @@ class GaamasSession:
     def model(self, spec: str) -> Model:
         if spec not in self.models:
             model = resolve(spec)
-            model.max_tokens, model.think = self.settings.max_tokens, self.settings.think
+            model.max_tokens, model.think, model.retries = self.settings.max_tokens, self.settings.think, self.settings.retries
+            model.request_budget = self.request_budget
             self.models[spec] = model
         return self.models[spec]
 
@@ -156,7 +161,10 @@ class GaamasSession:
             terminalreporter.write_line(inert.terminal(f"gaamas: {error}"), red=True, bold=True)
         for reason, count in sorted(self.skipped_unavailable.items()):
             terminalreporter.write_line(inert.terminal(f"gaamas: {count} more item{'s' if count != 1 else ''} skipped, the model being unavailable: {reason}"), yellow=True)
-        if self.is_worker or not self.collected.scores:
+        if self.is_worker:
+            return
+        if not self.collected.scores:
+            self._say_usage(terminalreporter)
             return
         width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
         for table in build_tables(self.collected.scores, self.collected.references, self.settings.models):
@@ -175,6 +183,7 @@ class GaamasSession:
             terminalreporter.write_line(inert.terminal(f"gaamas: saved this run as {name!r} ({path})"))
         for what, path in self.views_written:
             terminalreporter.write_line(inert.terminal(f"gaamas: wrote the {what} to {path}"))
+        self._say_usage(terminalreporter)
         if self.settings.compare:
             terminalreporter.write_sep("=", inert.terminal(f"gaamas: compared with {self.settings.compare}"))
             table = compare.render(self.changes, width=width)
@@ -182,6 +191,33 @@ class GaamasSession:
                 terminalreporter.write_line(table)
             for note in self.compare_notes:
                 terminalreporter.write_line(inert.terminal(f"gaamas: {note}"))
+
+    def _say_usage(self, terminalreporter) -> None:
+        """What the run asked of each server live; nothing for a replay."""
+        for spec, usage in sorted(self.collected.usage.items()):
+            terminalreporter.write_line(inert.terminal(f"gaamas: {spec}: {usage.text()}"))
+        if self.request_budget is not None:
+            taken = self.request_budget.taken
+            terminalreporter.write_line(f"gaamas: {taken:,} of the run's {self.request_budget.cap:,} live requests (--gaamas-max-requests) sent")
+
+    def _request_budget(self) -> RequestBudget | None:
+        """The cap's counter: a file the controller makes and hands to each xdist worker."""
+        if self.settings.max_requests is None:
+            return None
+        if self.is_worker:
+            return RequestBudget(self.settings.max_requests, Path(self.config.workerinput[REQUEST_COUNTER]))
+        handle, name = tempfile.mkstemp(prefix="gaamas-requests-")
+        os.close(handle)
+        return RequestBudget(self.settings.max_requests, Path(name))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        if self.request_budget is not None:
+            node.workerinput[REQUEST_COUNTER] = str(self.request_budget.path)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.request_budget is not None and not self.is_worker:
+            self.request_budget.path.unlink(missing_ok=True)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected_files |= {item.nodeid.split("::", 1)[0] for item in session.items}
@@ -273,6 +309,9 @@ class GaamasSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         try:
+            for spec, model in self.models.items():
+                if model.usage:
+                    self.collected.add_usage(spec, model.usage.to_json())
             if self.is_worker:
                 self.config.workeroutput[WORKER_OUTPUT] = json.dumps(self.collected.to_json())
                 return

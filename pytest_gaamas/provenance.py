@@ -26,7 +26,8 @@ def run_provenance(state, *, finished: datetime) -> dict:
         model = state.model(spec)
         # A replay-only run contacts no server, not even to ask for a digest.
         about = model.provenance() if live or not model.uses_http else {"model": spec, "digest": None}
-        models.append({**about, **(_recorded(state, spec) if model.uses_http else {})})
+        usage = state.collected.usage.get(spec)
+        models.append({**about, **(_recorded(state, spec) if model.uses_http else {}), **({"usage": usage.to_json()} if usage else {})})
     return {
         "plugin": f"pytest-gaamas {__version__}",
         "python": sys.version.split()[0],

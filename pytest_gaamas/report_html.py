@@ -20,6 +20,7 @@ from typing import Any
 from . import drawing
 from .report import SPARKS, Table, build_tables, verdict_counts
 from .runlog import ItemLog, Play, RunLog
+from .usage import described
 from .verdicts import NOT_MET, Verdict
 
 #: Verdicts styled in a table's verdict column.
@@ -120,6 +121,7 @@ def _header(log: RunLog) -> str:
              ("temperature", run.get("temperature", "?")), ("record mode", run.get("record", "?")),
              ("started", run.get("started", "?")), ("finished", run.get("finished", "?")),
              ("python", f"{run.get('python', '?')} on {run.get('platform', '?')}")]  # fmt: skip
+    facts += [(f"asked of {model.get('model', '')}", described(model.get("usage"))) for model in run.get("models", []) if described(model.get("usage"))]
     counts: dict[str, int] = {}
     for item in log.items:
         counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1

@@ -12,6 +12,7 @@ from tabulate import tabulate
 from . import inert
 from .report import build_tables, verdict_counts
 from .runlog import RunLog
+from .usage import described
 from .verdicts import NOT_MET
 
 #: Findings (and dropped cells) listed in full; the rest are counted (a job summary has a size limit).
@@ -31,6 +32,9 @@ def render(log: RunLog) -> str:
          f"temperature {log.run.get('temperature', '?')}, record mode {inert.markdown(log.run.get('record', '?'))}."),
         "",
     ]
+    asked = [f"- asked of {inert.markdown(m.get('model', ''))}: {inert.markdown(described(m.get('usage')))}"
+             for m in log.run.get("models", []) if described(m.get("usage"))]  # fmt: skip
+    lines += asked + ([""] if asked else [])
     if log.comparison:
         lines += _comparison(log.comparison)
     findings = _findings(log.findings)

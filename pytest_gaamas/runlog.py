@@ -67,6 +67,7 @@ from typing import Any, Literal, TypedDict, Union
 from . import inert, safejson
 from .errors import UnreadableFile
 from .report import ReferenceRow, Score
+from .usage import Usage
 
 FORMAT = 3
 OUTCOMES = ("passed", "missed", "inconclusive", "failed", "skipped")
@@ -121,7 +122,17 @@ class _ModelNamed(TypedDict):
     model: str
 
 
+class UsageRecord(TypedDict, total=False):
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int
+    retries: dict[str, int]
+
+
 class ModelRecord(_ModelNamed, total=False):
+    #: what the run asked of the model's server live (``usage.Usage``); absent where it asked nothing
+    usage: UsageRecord
     digest: str | None
     recorded_digest: str | None
     recorded_with: str | None
@@ -274,6 +285,8 @@ class Collector:
         self.plays: dict[str, Play] = {}
         self.items: dict[str, ItemLog] = {}
         self.cassettes_used: set[str] = set()
+        #: model -> what this process asked of its server live
+        self.usage: dict[str, Usage] = {}
         self._lock = threading.Lock()
 
     def score(self, score: Score) -> None:
@@ -302,7 +315,12 @@ class Collector:
             "plays": {key: p.to_json() for key, p in self.plays.items()},
             "items": [i.to_json() for i in self.items.values()],
             "cassettes": sorted(self.cassettes_used),
+            "usage": {spec: usage.to_json() for spec, usage in self.usage.items()},
         }
+
+    def add_usage(self, spec: str, usage: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.usage.setdefault(spec, Usage()).merge(usage)
 
     def merge(self, data: Mapping[str, Any]) -> None:
         """A worker's collector, as ``to_json`` sent it."""
@@ -315,6 +333,8 @@ class Collector:
                 logged = self.items.setdefault(item["test_id"], ItemLog.from_json(item))
                 logged.plays += [p for p in item.get("plays", []) if p not in logged.plays]
             self.cassettes_used.update(data.get("cassettes", []))
+        for spec, usage in (data.get("usage") or {}).items():
+            self.add_usage(spec, usage)
 
 
 @dataclass

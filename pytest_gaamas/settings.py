@@ -13,6 +13,7 @@ import pytest
 from .cassettes import RECORD_MODES
 from .compare import RUN_NAME, UNITS, CompareError, load_run
 from .models import SpecError, canonical_spec
+from .models.base import DEFAULT_RETRIES
 
 DEFAULT_MODEL = "embedded:smollm2"
 VERDICT_MODES = ("report", "fail", "fail-inconclusive")
@@ -41,17 +42,20 @@ def add_options(parser: pytest.Parser) -> None:
         help="none = replay cassettes only, a missing one fails; once = replay what is recorded and record "
         "what is missing; all = record everything afresh. Default: once, or none where the CI variable is set.",
     )  # fmt: skip
-    option(
-        "concurrency", "string", type=int, metavar="N",
-        help="trials of an item played at once, each trial's rounds in order (default: 1 for the embedded "
+    numbers = {
+        "concurrency": "trials of an item played at once, each trial's rounds in order (default: 1 for the embedded "
         "model, 4 for Ollama, 8 for an OpenAI-compatible server); results, journals and cassettes are those "
         "of one trial at a time",
-    )  # fmt: skip
-    option(
-        "max-tokens", "string", type=int, metavar="N",
-        help="the most tokens a reply may take, thinking included (default: 256 for a decision, 512 for a "
+        "max-tokens": "the most tokens a reply may take, thinking included (default: 256 for a decision, 512 for a "
         "strategy, and 4,096 more for a model that thinks)",
-    )  # fmt: skip
+        "max-requests": "send at most N requests live over the whole run, all models and workers together (retries "
+        "count); past it a model's items stop in one line and the finished trials wait in the journal. "
+        "Replayed answers are free",
+        "retries": "how often a request refused for a while (HTTP 408, 409, 429, 5xx, a timeout) is sent again, "
+        "waiting as the server's Retry-After asks or 1, 2, 4, 8 s (default: 4; 0: never)",
+    }
+    for name, help in numbers.items():
+        option(name, "string", type=int, metavar="N", help=help)
     option(
         "think", "bool", action="store_true", default=False,
         help="the model reasons before it answers: ask the server to think (Ollama's think) and give it room; "
@@ -127,6 +131,8 @@ class Settings:
     check_cassettes: bool = False
     max_tokens: int | None = None
     think: bool = False
+    retries: int = DEFAULT_RETRIES
+    max_requests: int | None = None
     #: Trials played at once; None: the model's own default.
     concurrency: int | None = None
     #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
@@ -163,18 +169,20 @@ class Settings:
         record = value("record") or ("none" if os.environ.get("CI") else "once")
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
-        trials = number("trials", int)
-        if trials is not None and trials < 1:
-            raise pytest.UsageError(f"--gaamas-trials must be at least 1, got {trials}")
-        concurrency = number("concurrency", int)
-        if concurrency is not None and not 1 <= concurrency <= 256:
-            raise pytest.UsageError(f"--gaamas-concurrency must be between 1 and 256, got {concurrency}")
-        max_tokens = number("max_tokens", int)
-        if max_tokens is not None and max_tokens < 16:
-            raise pytest.UsageError(f"--gaamas-max-tokens must be at least 16, got {max_tokens}")
-        temperature = number("temperature", float)
-        if temperature is not None and not 0 <= temperature <= 2:
-            raise pytest.UsageError(f"--gaamas-temperature must lie in [0, 2], got {temperature}")
+        def bounded(name: str, kind: type, low: float, high: float | None = None):
+            found = number(name, kind)
+            if found is not None and not (low <= found and (high is None or found <= high)):
+                flag = f"--gaamas-{name.replace('_', '-')}"
+                wanted = f"at least {low}" if high is None else f"between {low} and {high}"
+                raise pytest.UsageError(f"{flag} must be {wanted}, got {found}")
+            return found
+
+        trials = bounded("trials", int, 1)
+        concurrency = bounded("concurrency", int, 1, 256)
+        max_tokens = bounded("max_tokens", int, 16)
+        max_requests = bounded("max_requests", int, 1)
+        retries = bounded("retries", int, 0, 20)
+        temperature = bounded("temperature", float, 0, 2)
 
         thresholds = {}
         for entry in value("threshold") or []:
@@ -241,6 +249,8 @@ class Settings:
             check_cassettes=bool(value("check_cassettes")),
             max_tokens=max_tokens,
             think=bool(value("think")),
+            retries=DEFAULT_RETRIES if retries is None else retries,
+            max_requests=max_requests,
             concurrency=concurrency,
             verdicts=verdicts,
             report_path=Path(value("report")) if value("report") else None,

@@ -99,9 +99,12 @@ def outlives(pid: int, seconds: float) -> bool:
 
 class FakeChatServer:
     """A loopback stand-in for an OpenAI-compatible chat server (not a real model): answers every
-    chat completion with ``content``, counts requests, and can be made to die after ``die_after``."""
+    chat completion with ``content``, counts requests, and can be made to die after ``die_after``.
+    As an error source it first answers ``refusals`` in order, each (status, headers), as a rate
+    limit or a fault would; ``usage`` is the token count each answer reports."""
 
-    def __init__(self, content: str, die_after: int | None = None, delay: float = 0.0, message_extra=None, finish_reason="stop"):
+    def __init__(self, content: str, die_after: int | None = None, delay: float = 0.0, message_extra=None, finish_reason="stop",
+                 refusals=(), usage=None):  # fmt: skip
         self.content = content
         self.lock = threading.Lock()
         self.in_flight = self.most_in_flight = 0
@@ -110,6 +113,9 @@ class FakeChatServer:
         self.die_after = die_after
         self.delay = delay
         self.requests: list[dict] = []
+        self.refusals = list(refusals)
+        self.refused = 0
+        self.usage = usage
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -120,6 +126,18 @@ class FakeChatServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if fake.die_after is not None and len(fake.requests) >= fake.die_after:
                     self.connection.close()  # a dying server: no response at all
+                    return
+                with fake.lock:
+                    refusal = fake.refusals.pop(0) if fake.refusals else None
+                    fake.refused += refusal is not None
+                if refusal is not None:
+                    status, headers = refusal
+                    error = json.dumps({"error": {"message": f"refused ({status})"}}).encode()
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", "Content-Length": str(len(error)), **headers}.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(error)
                     return
                 with fake.lock:
                     fake.requests.append(body)
@@ -134,6 +152,7 @@ class FakeChatServer:
                     "model": body.get("model"),
                     "choices": [{"index": 0, "finish_reason": fake.finish_reason,
                                  "message": {"role": "assistant", "content": fake.content, **fake.message_extra}}],
+                    **({"usage": fake.usage} if fake.usage else {}),
                 }  # fmt: skip
                 data = json.dumps(reply).encode()
                 self.send_response(200)
@@ -144,6 +163,7 @@ class FakeChatServer:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.handle_error = lambda request, address: None  # a client that gave up (a timeout) is no news
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -734,13 +734,17 @@ def test_a_proxys_error_that_echoes_the_key_is_shown_without_it_and_recorded_now
 
 
 @pytest.mark.parametrize("status", [401, 404, 429, 500, 503])
-def test_an_error_is_recorded_nowhere_and_never_replayed(raw_server, tmp_path, status):
+def test_an_error_is_recorded_nowhere_and_never_replayed(raw_server, tmp_path, status, monkeypatch):
     """Against a server that refused (a bad key, a missing model, a rate limit, a fault), the run
     says so; once the key is set and the server gone, replaying asks for a recording instead of
-    replaying the refusal."""
+    replaying the refusal. A rate limit and a fault are asked again first (waits of a millisecond
+    here), and none of the refusals is recorded either."""
     from pytest_gaamas import cassettes
     from pytest_gaamas.errors import MissingCassette, ModelUnavailable
+    from pytest_gaamas.models import openai_compatible
     from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+    monkeypatch.setattr(openai_compatible, "BACKOFF_S", 0.001)
 
     server = raw_server(status, b'{"error": {"message": "no"}}')
     model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1", api_key="k")

@@ -7,12 +7,15 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from ..play import Reply, Request
+from ..usage import RequestBudget, Usage
 
 #: Replies are decisions, not essays: a cap keeps a rambling model from running for minutes.
 MAX_REPLY_TOKENS = 256
 #: What a model that thinks before it answers gets on top of its answer's budget: DeepSeek-R1 and
 #: Qwen3 reason for one to three thousand tokens over a one-shot game.
 THINKING_TOKENS = 4096
+#: How often a request refused for a while (a rate limit, a server fault, a timeout) is sent again.
+DEFAULT_RETRIES = 4
 
 
 def slug(text: str) -> str:
@@ -34,6 +37,11 @@ class Model(ABC):
         self.max_tokens: int | None = None
         #: --gaamas-think: ask the server to think (Ollama's ``think``) and budget for it.
         self.think = False
+        #: --gaamas-retries: how often a request refused for a while is sent again.
+        self.retries = DEFAULT_RETRIES
+        self.usage = Usage()
+        #: --gaamas-max-requests: the run's live requests, shared by its models and workers.
+        self.request_budget: RequestBudget | None = None
 
     @property
     def thinks(self) -> bool:

@@ -31,6 +31,8 @@ class OllamaModel(Model):
         self._digest_asked = False
 
     def reply(self, request: Request) -> str:
+        if self.request_budget is not None:
+            self.request_budget.take()
         try:
             response = self.client.chat(
                 model=self.name,

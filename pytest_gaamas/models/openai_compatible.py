@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import email.utils
 import os
+import random
+import time
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+import httpx
 import openai
 import pydantic
 
@@ -23,6 +27,14 @@ OPENAI_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 #: and the name some gateways and newer vLLM releases use.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 REQUEST_TIMEOUT_S = 300.0
+#: What is worth asking again, as the official clients retry: a lock timeout, a conflict, a rate
+#: limit, a server's fault. Anything else would answer the same.
+RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+#: The first wait before asking again, doubled each time (1, 2, 4, 8 s), with up to a quarter more
+#: at random so that trials played at once do not come back together.
+BACKOFF_S = 1.0
+#: The longest wait a server may ask for (Retry-After); one that asks for longer is said, not waited.
+MAX_RETRY_AFTER_S = 120.0
 #: What the client raises on a body it cannot read as a chat completion (not JSON, the wrong shape).
 UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, openai.APIResponseValidationError)
 
@@ -40,6 +52,17 @@ def completion_problem(completion) -> str | None:
     if not isinstance(message.get("content") or "", str):
         return f"its message's content is {type(message.get('content')).__name__}, not text"
     return None
+
+
+def _timed_out(error: BaseException) -> bool:
+    """Whether ``error`` is a timeout, however the client wrapped it (a slow connect can arrive as a
+    connection error caused by the socket's TimeoutError)."""
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
 
 
 def summary(request: Request, name: str) -> str:
@@ -90,8 +113,12 @@ class OpenAICompatibleModel(Model):
         return False
 
     def reply(self, request: Request) -> Reply:
-        for attempt in (1, 2):
+        connection_retried = False
+        retried = 0
+        while True:
             try:
+                if self.request_budget is not None:
+                    self.request_budget.take()
                 completion = self._complete(request)
                 break
             except openai.NotFoundError:
@@ -102,14 +129,30 @@ class OpenAICompatibleModel(Model):
             except openai.AuthenticationError:
                 raise ModelUnavailable(f"the server at {self.shown_url} refused the API key: set OPENAI_API_KEY") from None
             except openai.APIStatusError as error:
-                raise ModelUnavailable(
-                    f"the server at {self.shown_url} answered HTTP {error.status_code}: {self._scrubbed(error.message)}"
-                ) from None
+                status = error.status_code
+                wait = self._wait_before_retry(error.response, retried) if status in RETRIED_STATUSES else None
+                if wait is not None and retried < self.retries:
+                    retried += 1
+                    self.usage.retried(f"HTTP {status}")
+                    time.sleep(wait)
+                    continue
+                raise ModelUnavailable(self._refused(error, retried, wait)) from None
             except Exception as error:  # connection errors arrive wrapped or raw, vcrpy's refusal raw
                 raise_if_cassette_miss(error, summary(request, self.name))
+                if _timed_out(error):
+                    if retried < self.retries:
+                        retried += 1
+                        self.usage.retried("timeout")
+                        time.sleep(self._backoff(retried - 1))
+                        continue
+                    raise ModelUnavailable(
+                        f"the server at {self.shown_url} did not answer in time, {retried + 1} times; it may be overloaded: "
+                        "lower --gaamas-concurrency, or run again later (what was answered is kept)"
+                    ) from None
                 if isinstance(error, openai.APIConnectionError) or is_transport_error(error):
-                    if attempt == 2 or not self._connection_failed():
+                    if connection_retried or not self._connection_failed():
                         raise ModelUnavailable(self._unreachable(error)) from None
+                    connection_retried = True
                     continue
                 if isinstance(error, UNREADABLE):  # a body the client cannot read as a chat completion
                     raise ModelUnavailable(self._not_a_completion(f"{type(error).__name__}: {error}")) from None
@@ -118,7 +161,42 @@ class OpenAICompatibleModel(Model):
         problem = completion_problem(body)
         if problem is not None:
             raise ModelUnavailable(self._not_a_completion(problem))
+        self.usage.answered(body.get("usage"))
         return self.read_completion(body)
+
+    @staticmethod
+    def _backoff(retried: int) -> float:
+        return BACKOFF_S * 2**retried * (1 + random.random() / 4)
+
+    def _wait_before_retry(self, response, retried: int) -> float | None:
+        """How long to wait before asking again: what the server said (``retry-after-ms``,
+        ``Retry-After`` in seconds or as a date), else the backoff; None where it asks for longer
+        than ``MAX_RETRY_AFTER_S``."""
+        headers = getattr(response, "headers", None) or {}
+        asked = None
+        try:
+            if headers.get("retry-after-ms"):
+                asked = float(headers["retry-after-ms"]) / 1000
+            elif headers.get("retry-after"):
+                raw = headers["retry-after"]
+                try:
+                    asked = float(raw)
+                except ValueError:
+                    when = email.utils.parsedate_to_datetime(raw)
+                    asked = when.timestamp() - time.time()
+        except (TypeError, ValueError, OverflowError):
+            asked = None
+        if asked is None or asked != asked:  # absent, unreadable or NaN: our own backoff
+            return self._backoff(retried)
+        return None if asked > MAX_RETRY_AFTER_S else max(0.0, asked)
+
+    def _refused(self, error, retried: int, wait: float | None) -> str:
+        said = f"the server at {self.shown_url} answered HTTP {error.status_code}: {self._scrubbed(error.message)}"
+        if error.status_code in RETRIED_STATUSES and wait is None:
+            return said + f" and asks to wait more than {MAX_RETRY_AFTER_S:g} s (Retry-After); run again later (what was answered is kept)"
+        if retried:
+            return said + f" ({retried + 1} times, waiting between); run again later or lower --gaamas-concurrency (what was answered is kept)"
+        return said
 
     def wire_request(self, request: Request) -> tuple[str, str, dict]:
         """The method, path and JSON body the client sends for ``request`` (``_complete``'s call)."""

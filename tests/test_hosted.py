@@ -1,0 +1,162 @@
+"""A hosted model's server as users meet it: rate limits and faults asked again as the server says
+(Retry-After) or with a doubling wait, a bounded number of times, each counted; tokens counted as the
+server reports them, per model and summed over xdist's workers, in the run log and at the end of the
+session. The server here is a loopback error source (``FakeChatServer`` with ``refusals``), not a
+model; what is tested is the client's side."""
+
+from __future__ import annotations
+
+import email.utils
+import html
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+from test_hostile_input import portfolio_request
+
+from pytest_gaamas import cassettes, inert
+from pytest_gaamas.errors import ModelUnavailable
+from pytest_gaamas.models import openai_compatible
+from pytest_gaamas.models.openai_compatible import OpenAICompatibleModel
+
+USAGE = {"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129, "completion_tokens_details": {"reasoning_tokens": 4}}
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch):
+    """The doubling wait, in milliseconds: the waits are counted, not sat through."""
+    monkeypatch.setattr(openai_compatible, "BACKOFF_S", 0.001)
+
+
+def model_of(server, retries: int = 4) -> OpenAICompatibleModel:
+    model = OpenAICompatibleModel("openai:m", "m", base_url=server.url, api_key="k")
+    model.retries = retries
+    return model
+
+
+def test_a_rate_limit_is_waited_out_as_the_server_asks_and_only_the_answer_is_recorded(fake_chat_server, tmp_path):
+    server = fake_chat_server(refusals=[(429, {"Retry-After": "0"}), (429, {"retry-after-ms": "50"})], usage=USAGE)
+    model = model_of(server)
+    path = tmp_path / "cassette.yaml"
+    started = time.monotonic()
+    with cassettes.cassette(path, "all"):
+        reply = model.reply(portfolio_request())
+    assert reply.text and time.monotonic() - started >= 0.05  # the 50 ms it asked for were waited
+    assert server.refused == 2 and len(server.requests) == 1
+    assert model.usage.to_json() == {"requests": 1, "prompt_tokens": 120, "completion_tokens": 9, "reasoning_tokens": 4,
+                                     "retries": {"HTTP 429": 2}}  # fmt: skip
+    (interaction,) = yaml.safe_load(path.read_text())["interactions"]
+    assert interaction["response"]["status"]["code"] == 200
+
+
+def test_a_server_that_keeps_failing_is_asked_a_bounded_number_of_times_then_one_line(fake_chat_server, quick_backoff):
+    server = fake_chat_server(refusals=[(503, {})] * 10)
+    model = model_of(server, retries=3)
+    with pytest.raises(ModelUnavailable) as raised:
+        model.reply(portfolio_request())
+    message = str(raised.value)
+    assert server.refused == 4 and "\n" not in message
+    assert "HTTP 503" in message and "4 times" in message and "--gaamas-concurrency" in message and "what was answered is kept" in message
+    assert model.usage.to_json()["retries"] == {"HTTP 503": 3} and model.usage.requests == 0
+
+
+def test_a_wait_longer_than_the_bound_is_said_not_waited(fake_chat_server):
+    server = fake_chat_server(refusals=[(429, {"Retry-After": "3600"})])
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable, match=r"asks to wait more than 120 s \(Retry-After\); run again later"):
+        model_of(server).reply(portfolio_request())
+    assert server.refused == 1 and time.monotonic() - started < 5
+
+
+def test_retry_after_as_a_date_and_as_nonsense_are_both_read(fake_chat_server, quick_backoff):
+    past = email.utils.formatdate(time.time() - 60, usegmt=True)
+    server = fake_chat_server(refusals=[(429, {"Retry-After": past}), (502, {"Retry-After": "soon, maybe"}), (500, {"Retry-After": "nan"})])
+    model = model_of(server)
+    assert model.reply(portfolio_request()).text
+    assert model.usage.to_json()["retries"] == {"HTTP 429": 1, "HTTP 500": 1, "HTTP 502": 1}
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_what_would_answer_the_same_is_asked_once(fake_chat_server, quick_backoff, status):
+    server = fake_chat_server(refusals=[(status, {"Retry-After": "0"})] * 3)
+    with pytest.raises(ModelUnavailable):
+        model_of(server).reply(portfolio_request())
+    assert server.refused == 1
+
+
+def test_no_retries_when_asked_for_none(fake_chat_server):
+    server = fake_chat_server(refusals=[(429, {"Retry-After": "0"})] * 3)
+    with pytest.raises(ModelUnavailable) as raised:
+        model_of(server, retries=0).reply(portfolio_request())
+    assert server.refused == 1 and "times" not in str(raised.value)
+
+
+def test_a_timeout_is_asked_again(fake_chat_server, quick_backoff):
+    server = fake_chat_server(delay=0.5)
+    model = model_of(server, retries=1)
+    model.client = model.client.with_options(timeout=0.1)
+    with pytest.raises(ModelUnavailable, match="did not answer in time, 2 times; it may be overloaded"):
+        model.reply(portfolio_request())
+    assert model.usage.to_json()["retries"] == {"timeout": 1}
+
+
+def test_a_server_s_nonsense_usage_counts_nothing_and_breaks_nothing(fake_chat_server):
+    for usage in ({"prompt_tokens": "many", "completion_tokens": -3}, {"completion_tokens_details": [1]}, {"prompt_tokens": True}):
+        model = model_of(fake_chat_server(usage=usage))
+        assert model.reply(portfolio_request()).text
+        assert model.usage.to_json() == {"requests": 1, "prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0, "retries": {}}
+
+
+def test_a_run_s_tokens_and_retries_are_summed_over_workers_logged_and_said(pytester, fake_chat_server, monkeypatch):
+    """Four items on two xdist workers, through a rate limit: the run log's model says what the whole
+    run asked, every request the server answered and no other, and the session's last lines say it;
+    a replay of it asks nothing and says nothing."""
+    server = fake_chat_server(refusals=[(429, {"Retry-After": "0"})] * 2, usage=USAGE)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    for behaviour in ("garp_consistency", "first_order_rationality"):
+        pytester.makepyfile(**{f"test_{behaviour}": (ROOT / "behaviours" / f"test_{behaviour}.py").read_text()})
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-n", "2", "-k", "not fidelity and not strategy"]
+    live = pytester.runpytest_subprocess(*args, "--gaamas-record=all", "--gaamas-json=live.json", "--gaamas-markdown=live.md",
+                                         "--gaamas-report=live.html")  # fmt: skip
+    answered = len(server.requests)
+    assert answered > 2 * 25 and server.refused == 2, live.stdout.str()[-2000:]
+    (model,) = json.loads((pytester.path / "live.json").read_text())["run"]["models"]
+    assert model["usage"] == {"requests": answered, "prompt_tokens": answered * 120, "completion_tokens": answered * 9,
+                              "reasoning_tokens": answered * 4, "retries": {"HTTP 429": 2}}  # fmt: skip
+    live.stdout.fnmatch_lines([f"gaamas: openai:fake: {answered} requests answered live: {answered * 120:,} prompt and {answered * 9:,} "
+                               f"completion tokens ({answered * 4:,} reasoning); 2 sent again (HTTP 429 x2)"])  # fmt: skip
+    said = f"{answered} requests answered live: {answered * 120:,} prompt and {answered * 9:,} completion tokens"
+    assert f"asked of openai\\:fake: {inert.markdown(said)}" in (pytester.path / "live.md").read_text()
+    assert html.escape(said) in (pytester.path / "live.html").read_text()
+    replay = pytester.runpytest_subprocess(*args, "--gaamas-record=none", "--gaamas-json=replay.json")
+    assert len(server.requests) == answered and "answered live" not in replay.stdout.str()
+    assert "usage" not in json.loads((pytester.path / "replay.json").read_text())["run"]["models"][0]
+
+
+def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytester, fake_chat_server, monkeypatch):
+    """A cap of 30 live requests over a run of two workers: the server is asked 30 times, no more; the
+    items past it stop in one line each, the finished trials wait in the journal, and a second run
+    with room left finishes what the first began without asking again for what it had."""
+    server = fake_chat_server(usage=USAGE)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    for behaviour in ("garp_consistency", "first_order_rationality"):
+        pytester.makepyfile(**{f"test_{behaviour}": (ROOT / "behaviours" / f"test_{behaviour}.py").read_text()})
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-n", "2", "-k", "not fidelity and not strategy",
+            "--gaamas-record=once", "--gaamas-concurrency=1"]  # fmt: skip
+    counters = set(Path(tempfile.gettempdir()).glob("gaamas-requests-*"))
+    capped = pytester.runpytest_subprocess(*args, "--gaamas-max-requests=30")
+    output = capped.stdout.str()
+    assert len(server.requests) == 30 and capped.ret == pytest.ExitCode.TESTS_FAILED, output[-2000:]
+    assert "this run's cap of 30 live requests (--gaamas-max-requests) is reached" in output and "Traceback" not in output
+    capped.stdout.fnmatch_lines(["gaamas: 30 of the run's 30 live requests (--gaamas-max-requests) sent"])
+    whole = pytester.runpytest_subprocess(*args, "--gaamas-max-requests=1000")
+    assert whole.ret == pytest.ExitCode.OK, whole.stdout.str()[-2000:]
+    uncapped = fake_chat_server()
+    monkeypatch.setenv("OPENAI_BASE_URL", uncapped.url)
+    assert pytester.runpytest_subprocess(*args[:-2], "--gaamas-record=none").ret == pytest.ExitCode.OK
+    assert not uncapped.requests
+    assert set(Path(tempfile.gettempdir()).glob("gaamas-requests-*")) == counters  # each run removed its counter
