@@ -37,6 +37,7 @@ def run_provenance(state, *, finished: datetime) -> dict:
         "trials": settings.trials or "paper",
         "temperature": settings.temperature if settings.temperature is not None else "paper",
         "record": settings.record,
+        "live_requests": sum(usage.requests for usage in state.collected.usage.values()),
         "started": state.started.isoformat(timespec="seconds"),
         "finished": finished.isoformat(timespec="seconds"),
     }

@@ -20,7 +20,7 @@ from typing import Any
 from . import drawing
 from .report import SPARKS, Table, build_tables, verdict_counts
 from .runlog import ItemLog, Play, RunLog
-from .usage import described
+from .usage import described, record_mode
 from .verdicts import NOT_MET, Verdict
 
 #: Verdicts styled in a table's verdict column.
@@ -118,7 +118,7 @@ def _header(log: RunLog) -> str:
         rows.append(f"<tr><td>{_e(model.get('model', ''))}</td><td><code>{_e(digest)}</code>{recorded}</td>"
                     f"<td>{_e(model.get('server') or model.get('description') or '')}</td></tr>")  # fmt: skip
     facts = [("plugin", run.get("plugin", "?")), ("seed", run.get("seed", "?")), ("trials", run.get("trials", "?")),
-             ("temperature", run.get("temperature", "?")), ("record mode", run.get("record", "?")),
+             ("temperature", run.get("temperature", "?")), ("record mode", record_mode(run)),
              ("started", run.get("started", "?")), ("finished", run.get("finished", "?")),
              ("python", f"{run.get('python', '?')} on {run.get('platform', '?')}")]  # fmt: skip
     facts += [(f"asked of {model.get('model', '')}", described(model.get("usage"))) for model in run.get("models", []) if described(model.get("usage"))]

@@ -12,7 +12,7 @@ from tabulate import tabulate
 from . import inert
 from .report import build_tables, verdict_counts
 from .runlog import RunLog
-from .usage import described
+from .usage import described, record_mode
 from .verdicts import NOT_MET
 
 #: Findings (and dropped cells) listed in full; the rest are counted (a job summary has a size limit).
@@ -29,7 +29,7 @@ def render(log: RunLog) -> str:
         "",
         (f"{sum(counts.values())} criteria judged: " + ", ".join(f"**{n} {verdict}**" for verdict, n in counts.items()) + ". "
          f"{inert.markdown(log.run.get('plugin', ''))}, seed {log.run.get('seed', '?')}, trials {log.run.get('trials', '?')}, "
-         f"temperature {log.run.get('temperature', '?')}, record mode {inert.markdown(log.run.get('record', '?'))}."),
+         f"temperature {log.run.get('temperature', '?')}, record mode {inert.markdown(record_mode(log.run))}."),
         "",
     ]
     asked = [f"- asked of {inert.markdown(m.get('model', ''))}: {inert.markdown(described(m.get('usage')))}"

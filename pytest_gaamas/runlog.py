@@ -4,8 +4,9 @@ again later (``--gaamas-json``, ``--gaamas-save``, ``python -m pytest_gaamas rep
 Format 3, the current one. A JSON object (gzip-compressed when the file name ends in ``.gz``)::
 
     format       3
-    run          provenance: plugin, python, platform, models (spec, digest, server), seed,
-                 trials ("paper" or N), temperature ("paper" or T), record mode, started, finished
+    run          provenance: plugin, python, platform, models (spec, digest, server, and usage:
+                 the requests answered live, their tokens and retries), seed, trials ("paper" or N),
+                 temperature ("paper" or T), record mode, live_requests (every model's), started, finished
     scores       [Score]: one per table cell an item reported (``report.Score.to_json``): behaviour,
                  test_id, model, variant, metric, score, ci [low, high], n, invalid, verdict ("met",
                  "missed", "inconclusive", or null for a descriptive row), passed (true when met,
@@ -150,6 +151,8 @@ class RunRecord(TypedDict, total=False):
     trials: int | Literal["paper"]
     temperature: float | Literal["paper"]
     record: str
+    #: requests answered live over the run, every model (from format 3's later runs on)
+    live_requests: int
     started: str
     finished: str
 

@@ -76,6 +76,15 @@ def described(record: Any) -> str:
     return usage.text() if usage else ""
 
 
+def record_mode(run: Mapping[str, Any]) -> str:
+    """A run log's record mode as the views say it: a mode that may go live, in a run that sent
+    nothing, says so (a header that said "once" for a pure replay misled)."""
+    mode = str(run.get("record", "?"))
+    if mode in ("once", "all") and run.get("live_requests") == 0:
+        return f"{mode} (nothing went live: every answer was replayed or played by a reference agent)"
+    return mode
+
+
 def _count(value: Any) -> int:
     return value if type(value) is int and value >= 0 else 0
 

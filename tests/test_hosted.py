@@ -132,9 +132,13 @@ def test_a_run_s_tokens_and_retries_are_summed_over_workers_logged_and_said(pyte
     said = f"{answered} requests answered live: {answered * 120:,} prompt and {answered * 9:,} completion tokens"
     assert f"asked of openai\\:fake: {inert.markdown(said)}" in (pytester.path / "live.md").read_text()
     assert html.escape(said) in (pytester.path / "live.html").read_text()
-    replay = pytester.runpytest_subprocess(*args, "--gaamas-record=none", "--gaamas-json=replay.json")
+    assert "nothing went live" not in (pytester.path / "live.md").read_text()
+    # Run again in the mode that may go live: everything is recorded, so nothing does, and it says so.
+    replay = pytester.runpytest_subprocess(*args, "--gaamas-record=once", "--gaamas-json=replay.json", "--gaamas-markdown=replay.md")
     assert len(server.requests) == answered and "answered live" not in replay.stdout.str()
-    assert "usage" not in json.loads((pytester.path / "replay.json").read_text())["run"]["models"][0]
+    run = json.loads((pytester.path / "replay.json").read_text())["run"]
+    assert "usage" not in run["models"][0] and run["live_requests"] == 0
+    assert inert.markdown("record mode once (nothing went live: every answer was replayed") in (pytester.path / "replay.md").read_text()
 
 
 def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytester, fake_chat_server, monkeypatch):

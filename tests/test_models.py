@@ -71,7 +71,7 @@ class FakeOllama:
                 message = {"role": "assistant", "content": content, **({"thinking": thinking} if thinking else {})}
                 self._send(200, {
                     "model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
-                    "done_reason": done_reason, "message": message,
+                    "done_reason": done_reason, "message": message, "prompt_eval_count": 40, "eval_count": 7,
                 })  # fmt: skip
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -101,6 +101,7 @@ def test_ollama_wire_format_against_a_fake_loopback_server_not_a_real_ollama(fak
     assert sent["options"]["temperature"] == 0.0 and sent["options"]["seed"] == record.rounds[0].seed
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert model.digest() == "digest-of-mistral-small:latest"
+    assert model.usage.to_json() == {"requests": 25, "prompt_tokens": 25 * 40, "completion_tokens": 25 * 7, "reasoning_tokens": 0, "retries": {}}
 
 
 def test_ollama_missing_model_says_to_pull_it_against_a_fake_loopback_server(fake_ollama):

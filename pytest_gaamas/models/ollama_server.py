@@ -67,6 +67,7 @@ class OllamaModel(Model):
         message = getattr(response, "message", None)
         if message is None or not isinstance(message.content or "", str):
             raise ModelUnavailable(self._not_an_answer("it has no message"))
+        self.usage.answered({"prompt_tokens": getattr(response, "prompt_eval_count", None), "completion_tokens": getattr(response, "eval_count", None)})
         return Reply(message.content or "", message.thinking or "", truncated=response.done_reason == "length")
 
     def _not_an_answer(self, problem: str) -> str:
