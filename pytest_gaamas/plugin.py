@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from . import beside_pytest_recording  # noqa: F401  (first: before anything imports vcrpy)
 from . import cassettes, compare, inert, runlog
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictNotMet

@@ -43,3 +43,13 @@ def test_pytest_html_counts_a_missed_item_as_an_expected_failure_not_a_pass(beha
     behaviour_project.runpytest(*AGENTS, "--html=report.html", "--self-contained-html")
     page = (behaviour_project.path / "report.html").read_text()
     assert "1 Passed" in page and "1 Expected failure" in page
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pytest_recording") is None, reason="pytest-recording is not installed")
+def test_pytest_recording_beside_it_adds_no_warning(behaviour_project):
+    """pytest-recording asks for vcrpy's matchers to be assertion-rewritten when pytest loads it;
+    with this plugin loaded first that once warned on every run."""
+    result = behaviour_project.runpytest_subprocess(*AGENTS)  # both loaded as installed, in the order pytest finds them
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 0 and "PytestAssertRewriteWarning" not in text and "warnings summary" not in text, text[-2000:]
+    assert outcomes(result) == {"passed": 1, "missed": 1}
