@@ -1,6 +1,7 @@
-"""The README's CI recipe, run as written on the recorded cassettes: a baseline, the same model
-compared with it (which must never fail), and a regression planted in the saved baseline (which
-must). Each command gets a private runs and journal folder and nothing else."""
+"""The CI recipe of docs/gating.md ("A CI job that gates a model upgrade"), run as written on the
+recorded cassettes: a baseline, the same model compared with it (which must never fail), and a
+regression planted in the saved baseline (which must). Each command gets a private runs and journal
+folder and nothing else."""
 
 import json
 import os
@@ -17,7 +18,8 @@ MARKER = "<!-- ci-recipe -->"
 
 
 def recipe_commands() -> list[str]:
-    block = re.search(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text().split(MARKER, 1)[1], re.DOTALL).group(1)
+    page = (ROOT / "docs" / "gating.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", page.split(MARKER, 1)[1], re.DOTALL).group(1)
     steps = yaml.safe_load(block)["jobs"]["gate"]["steps"]
     return [step["run"] for step in steps if "run" in step and step["run"].startswith("pytest")]
 
@@ -26,7 +28,7 @@ def run(command: str, tmp) -> subprocess.CompletedProcess:
     words = shlex.split(command)
     assert words[0] == "pytest" and "behaviours" in words
     # The project's own behaviours: a behaviour a user has added but not yet listed is held to
-    # nothing here (README "Writing a behaviour").
+    # nothing here (docs/writing-a-behaviour.md, "What makes a behaviour count as tested").
     words = [shipped for word in words for shipped in (SHIPPED_FILES if word == "behaviours" else [word])]
     private = [f"--gaamas-runs-dir={tmp / 'runs'}", f"--gaamas-journal-dir={tmp / 'journal'}", "-p", "no:cacheprovider"]
     environment = {**os.environ, "CI": "true", "COLUMNS": "120"}

@@ -1,4 +1,5 @@
-"""The README's complete example behaviour is run as written."""
+"""The complete example behaviour of docs/writing-a-behaviour.md ("A complete behaviour, in one
+file") is run as written."""
 
 import re
 
@@ -8,8 +9,8 @@ MARKER = "<!-- example-behaviour -->"
 
 
 def example_behaviour() -> str:
-    readme = (ROOT / "README.md").read_text()
-    after = readme.split(MARKER, 1)[1]
+    page = (ROOT / "docs" / "writing-a-behaviour.md").read_text()
+    after = page.split(MARKER, 1)[1]
     return re.search(r"```python\n(.*?)```", after, re.DOTALL).group(1)
 
 
