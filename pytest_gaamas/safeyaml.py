@@ -66,6 +66,8 @@ def load(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -
     try:
         return _build(yaml.parse(text, Loader=_Parser), max_depth, max_nodes)
     except yaml.MarkedYAMLError as error:
+        if "nesting depth" in str(error.problem):  # libyaml's own bound (PyYAML 6.0.4 on), far past ours
+            raise YAMLRefused(f"nested more than {max_depth} levels deep") from None
         where = f" at line {error.problem_mark.line + 1}" if error.problem_mark is not None else ""
         raise YAMLRefused(f"{error.problem or error.context or 'not YAML'}{where}") from None
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as error:  # a scalar its tag cannot hold
