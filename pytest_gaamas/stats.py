@@ -93,19 +93,34 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
     sample = tuple(float(x) for x in data)
     if n == 1 or np.all(data == data[0]):
         return Estimate(centre, centre, centre, n, "mean", sample)
-    with _quiet():
-        result = _scipy_stats.bootstrap(
-            (data,),
-            np.mean,
-            confidence_level=confidence,
-            n_resamples=BOOTSTRAP_RESAMPLES,
-            method="BCa",
-            random_state=np.random.default_rng(BOOTSTRAP_SEED),
-        )
-    low, high = result.confidence_interval
+    low, high = bca_mean_interval(data, confidence)
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa can degenerate on near-constant data
         low, high = np.percentile(data, [50 * (1 - confidence), 50 * (1 + confidence)])
     return Estimate(centre, float(low), float(high), n, "mean", sample)
+
+
+def bca_mean_interval(data: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """``scipy.stats.bootstrap((data,), np.mean, method="BCa")`` at :data:`BOOTSTRAP_RESAMPLES` from
+    :data:`BOOTSTRAP_SEED`, step for step: the same draws, the same arithmetic, the same interval to
+    the last bit (``tests/test_stats.py`` holds it to scipy's), without the general machinery that
+    took twice as long as the resampling itself for the suite's hundreds of means. NaN where BCa is
+    undefined, as scipy's."""
+    n = len(data)
+    theta_b = np.mean(data[np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, (BOOTSTRAP_RESAMPLES, n))], axis=-1)
+    theta = np.expand_dims(np.mean(data, axis=-1), axis=-1)
+    below = np.count_nonzero(theta_b < theta, axis=-1) + np.count_nonzero(theta_b <= theta, axis=-1)
+    z0 = _special.ndtri(below.astype(theta.dtype) / (2 * BOOTSTRAP_RESAMPLES))
+    leave_one_out = np.broadcast_to(np.arange(n), (n, n))[~np.eye(n, dtype=bool)].reshape((n, n - 1))
+    theta_i = np.mean(data[leave_one_out], axis=-1)
+    count = float(n)
+    u = (count - 1) * (np.mean(theta_i, axis=-1, keepdims=True) - theta_i)
+    acceleration = 1 / 6 * (np.sum(u**3, axis=-1) / count**3) / (np.sum(u**2, axis=-1) / count**2) ** (3 / 2)
+    z_alpha = float(_special.ndtri((1 - confidence) / 2))
+    lower, upper = z0 + z_alpha, z0 - z_alpha
+    with _quiet(), np.errstate(divide="ignore", invalid="ignore"):  # undefined BCa is NaN, as scipy's
+        alphas = _special.ndtr(z0 + lower / (1 - acceleration * lower)), _special.ndtr(z0 + upper / (1 - acceleration * upper))
+        interval = _scipy_stats.quantile(theta_b, np.stack(alphas, axis=-1), axis=-1)
+    return float(interval[..., 0]), float(interval[..., 1])
 
 
 # -- differences between two samples ---------------------------------------------------------------
