@@ -52,6 +52,7 @@ from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
 from vcr.request import Request
 from vcr.serialize import serialize
+from vcr import filters as vcr_filters
 from vcr.serializers import compat
 
 from . import safejson, safeyaml
@@ -133,11 +134,34 @@ class SafePersister:
         #: Why the cassette could not be saved: raised once vcrpy has unpatched the HTTP clients
         #: (an error raised inside its save would leave them patched).
         self.error: GaamasError | None = None
+        #: What the cassette holds, put on the tape by ``put_on`` rather than by vcrpy.
+        self.loaded: tuple | None = None
 
     def load_cassette(self, cassette_path, serializer):
         if self.record_mode == "all":
             raise CassetteNotFoundError()
-        return read_interactions(Path(cassette_path))
+        self.loaded = read_interactions(Path(cassette_path))
+        # vcrpy would pass every exchange read through its recording filters again, copying it
+        # whole three times: half the time a replay spends reading its cassettes. ``put_on`` puts
+        # them on the tape through the same scrubbing, without the copies.
+        raise CassetteNotFoundError()
+
+    def put_on(self, tape) -> None:
+        """The exchanges read onto ``tape`` as vcrpy's loading leaves them: scrubbed, counted as
+        loaded, the tape rewound for playing."""
+        if self.loaded is None:
+            return
+        requests, responses, *metadata = self.loaded
+        for request, response in zip(requests, responses):
+            if "content-encoding" in {name.lower() for name in response["headers"]}:
+                response = vcr_filters.decode_response(response)
+            kept = _scrub_response(response)
+            if kept is not None:
+                tape.data.append((_scrub_request(request), kept))
+        tape._old_interactions = list(tape.data)
+        tape._loaded_count = len(tape.data)
+        tape.dirty, tape.rewound = False, True
+        tape._metadata = metadata[0] if metadata else {}
 
     def save_cassette(self, cassette_path, cassette_dict, serializer):
         if self.record_mode == "none":
@@ -372,6 +396,7 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
     with _recorder(persister, record_mode).use_cassette(str(path)) as tape:
+        persister.put_on(tape)
         tape._gaamas_index = RequestIndex(tape)
         tape._gaamas_index.install()
         yield tape
