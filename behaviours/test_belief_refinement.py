@@ -57,7 +57,7 @@ def test_belief_refinement(gaamas, opponent, generation):
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_accuracy", MIN_LATE_ACCURACY)
     verdict = verdicts.at_least(late_accuracy, threshold)
-    invalid = sum(not a["valid"] for t in played for a in t)
+    invalid = rounds.invalid_trials(played)
 
     gaamas.score(
         table=TABLE,
@@ -69,7 +69,7 @@ def test_belief_refinement(gaamas, opponent, generation):
         criterion=f"lower 95% bound of the mean accuracy in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
         columns=tuple(OPPONENTS),
         cells={opponent: cell(late_accuracy)},
-        details={"chance": CHANCE[opponent.split()[0]], "invalid_rounds": invalid},
+        details={"chance": CHANCE[opponent.split()[0]], "invalid_rounds": rounds.invalid_rounds(played, game.rounds)},
         n=len(records),
     )
     rounds.report_series(gaamas, title="Belief refinement", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played),

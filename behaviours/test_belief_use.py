@@ -48,7 +48,7 @@ def test_belief_use(gaamas, opponent, generation):
     late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_points", MIN_LATE_POINTS)
     verdict = verdicts.at_least(late_points, threshold)
-    invalid = sum(not a["valid"] for t in played for a in t)
+    invalid = rounds.invalid_trials(played)
 
     gaamas.score(
         table=TABLE,
@@ -60,7 +60,7 @@ def test_belief_use(gaamas, opponent, generation):
         criterion=f"lower 95% bound of the mean points per round in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
         columns=tuple(OPPONENTS),
         cells={opponent: cell(late_points)},
-        details={"chance": 1.0, "best_response": 2.0, "invalid_rounds": invalid},
+        details={"chance": 1.0, "best_response": 2.0, "invalid_rounds": rounds.invalid_rounds(played, game.rounds)},
         n=len(records),
     )
     rounds.report_series(gaamas, title="Belief use", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played),

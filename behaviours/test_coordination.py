@@ -43,7 +43,7 @@ def test_coordination(gaamas, generation):
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_points", MIN_LATE_POINTS)
     verdict = verdicts.at_least(late_points, threshold)
-    invalid = sum(not a["valid"] for t in played for a in t)
+    invalid = rounds.invalid_trials(played)
 
     gaamas.score(
         table=TABLE,
@@ -54,7 +54,7 @@ def test_coordination(gaamas, generation):
         verdict=verdict,
         criterion=f"lower 95% bound of the mean points per round in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
         columns=COLUMNS,
-        cells={COLUMNS[0]: cell(late_points), COLUMNS[1]: cell(late_accuracy), COLUMNS[2]: str(invalid)},
+        cells={COLUMNS[0]: cell(late_points), COLUMNS[1]: cell(late_accuracy), COLUMNS[2]: str(rounds.invalid_rounds(played, game.rounds))},
         details={"late_accuracy": late_accuracy.as_json(), "chance_points": 1.25, "coordinated_points": 2.5},
         n=len(records),
     )

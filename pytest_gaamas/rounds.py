@@ -33,16 +33,29 @@ def series(
     means: Sequence[tuple[str, str]] = (("points", "points"),),
 ) -> list[RoundScore]:
     """Per round, over the valid answers: each rate (a share of true ``field``, Wilson) and each mean
-    (of a numeric ``field``, bootstrap)."""
+    (of a numeric ``field``, bootstrap). A trial lost whole (an invalid strategy) is invalid in every
+    round."""
     count = max((len(t) for t in trials), default=0)
+    lost = sum(1 for t in trials if not t)
     out = []
     for r in range(count):
         answered = [t[r] for t in trials if len(t) > r]
         valid = [a for a in answered if a["valid"]]
         measures = {name: stats.mean([a[field] for a in valid]) for name, field in means}
         measures |= {name: stats.wilson(sum(bool(a[field]) for a in valid), len(valid)) for name, field in rates}
-        out.append(RoundScore(round=r + 1, measures=measures, invalid=len(answered) - len(valid)))
+        out.append(RoundScore(round=r + 1, measures=measures, invalid=len(answered) - len(valid) + lost))
     return out
+
+
+def invalid_rounds(trials: Sequence[Sequence[dict]], rounds_per_trial: int) -> int:
+    """The rounds with an invalid answer, every round of a trial lost whole counted."""
+    return sum(rounds_per_trial if not rounds else sum(not a["valid"] for a in rounds) for rounds in trials)
+
+
+def invalid_trials(trials: Sequence[Sequence[dict]]) -> int:
+    """The trials with an invalid answer in some round, or lost whole (an invalid strategy, no
+    rounds): a cell's invalid count, in trials as its n is."""
+    return sum(1 for rounds in trials if not rounds or any(not a["valid"] for a in rounds))
 
 
 def late_means(trials: Sequence[Sequence[dict]], field: str, first_round: int) -> list[float]:
