@@ -229,7 +229,7 @@ def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TAB
     if not rows:
         return ""
     headers = ("behaviour", "cell", "model", "old", "new", "new - old", "p", "p (Holm)", "verdict", "criterion")
-    return Table("comparison", headers, tuple(rows), (), ()).render(width)
+    return Table("comparison", headers, tuple(rows), (), (), labels=2).render(width)
 
 
 def verdict_changes(changes: Sequence[CellChange]) -> list[str]:

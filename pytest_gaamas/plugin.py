@@ -24,7 +24,7 @@ from .errors import UnwritableOutput, VerdictNotMet
 from .experiment import RECORDED_PROPERTY, Experiment, recorded_model
 from .models import Model, resolve
 from .provenance import run_provenance
-from .report import TABLE_WIDTH, build_tables
+from .report import TABLE_WIDTH, Table, build_tables
 from .settings import Settings, add_options
 from .usage import RequestBudget
 from .verdicts import INCONCLUSIVE, MISSED, NOT_MET, Verdict
@@ -44,6 +44,9 @@ WORKER_OUTPUT = "gaamas"
 #: The key of the request cap's counter file in xdist's ``workerinput``.
 REQUEST_COUNTER = "gaamas_request_counter"
 UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
+#: Findings listed one by one without -v: about a screenful. Past it, a line per test function
+#: counts them, as pytest cuts a long diff short and says how to see it whole.
+FINDINGS_LISTED = 20
 
 
 class GaamasSession:
@@ -179,15 +182,24 @@ class GaamasSession:
             self._say_usage(terminalreporter)
             return
         width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
-        for table in build_tables(self.collected.scores, self.collected.references, self.settings.models):
-            terminalreporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
-            terminalreporter.write_line(table.render(width))
+        tables = build_tables(self.collected.scores, self.collected.references, self.settings.models)
+        for table in tables:
+            if table.judged or self.settings.tables == "all":
+                terminalreporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
+                terminalreporter.write_line(table.render(width))
+        unshown = sum(not (table.judged or self.settings.tables == "all") for table in tables)
+        if unshown:
+            terminalreporter.write_line(_fill(f"gaamas: {self._unshown_tables(unshown)}", width))
         if self.findings:
             terminalreporter.write_sep("=", f"gaamas: {findings_heading(self.findings, self.settings.verdicts)}")
-            for verdict in NOT_MET:
-                for test_id, _, finding in sorted(f for f in self.findings if f[1] == verdict):
-                    line = inert.terminal(f"{verdict.upper()} {test_id.split('::', 1)[-1]}: {finding}")
-                    terminalreporter.write_line(textwrap.fill(line, width, subsequent_indent="    "))
+            if len(self.findings) <= FINDINGS_LISTED or self.config.option.verbose > 0:
+                for verdict in NOT_MET:
+                    for test_id, _, finding in sorted(f for f in self.findings if f[1] == verdict):
+                        line = inert.terminal(f"{verdict.upper()} {test_id.split('::', 1)[-1]}: {finding}")
+                        terminalreporter.write_line(_fill(line, width))
+            else:
+                terminalreporter.write_line(findings_by_test(self.findings, self.outcomes).render(width))
+                terminalreporter.write_line(_fill(f"gaamas: each finding with its reason: -v lists them here; {self._views()}", width))
         if self.settings.check_cassettes:
             self._report_cassette_check(terminalreporter)
         if self.saved_run:
@@ -203,6 +215,16 @@ class GaamasSession:
                 terminalreporter.write_line(table)
             for note in self.compare_notes:
                 terminalreporter.write_line(inert.terminal(f"gaamas: {note}"))
+
+    def _views(self) -> str:
+        """Where the whole run can be read: the files this run writes, else the options that write them."""
+        written = {"report": self.settings.report_path, "summary": self.settings.markdown_path, "run log": self.settings.json_path}
+        named = [f"the {what} {path}" for what, path in written.items() if path]
+        return ("see " + ", ".join(named)) if named else "the report (--gaamas-report=PATH), the summary (--gaamas-markdown=PATH) and the run log (--gaamas-json=PATH) hold them all"
+
+    def _unshown_tables(self, count: int) -> str:
+        tables = f"{count} more table{'s' if count != 1 else ''}, which judge no criterion (rounds, companions),"
+        return f"{tables} not printed: --gaamas-tables=all prints them here; {self._views()}"
 
     def _say_usage(self, terminalreporter) -> None:
         """What the run asked of each server live; nothing for a replay."""
@@ -251,7 +273,7 @@ class GaamasSession:
             return
         width = min(reporter._tw.fullwidth, TABLE_WIDTH)
         for line in self._answer_sources():
-            reporter.write_line(textwrap.fill(inert.terminal(line), width, subsequent_indent="    "))
+            reporter.write_line(_fill(inert.terminal(line), width))
 
     def _answer_sources(self) -> list[str]:
         lines = []
@@ -429,9 +451,27 @@ class GaamasSession:
             return False
 
 
+def _fill(line: str, width: int) -> str:
+    """A long line of the summary over several, never broken inside an option's name."""
+    return textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False)
+
+
 def _reported_verdict(report: pytest.TestReport) -> Verdict | None:
     """Missed or inconclusive for an item whose criterion was not met, else None."""
     return next((VERDICT_OF_PROPERTY[name] for name, _ in report.user_properties if name in VERDICT_OF_PROPERTY), None)
+
+
+def findings_by_test(findings: list[tuple[str, Verdict, str]], outcomes: dict[str, str]) -> Table:
+    """How many items of each test function missed and left inconclusive a criterion, of how many run."""
+    def function(test_id: str) -> str:
+        return test_id.split("::", 1)[-1].split("[", 1)[0]
+
+    counts: dict[str, dict[Verdict, int]] = {}
+    for test_id, verdict, _ in findings:
+        counts.setdefault(function(test_id), dict.fromkeys(NOT_MET, 0))[verdict] += 1
+    items = {name: sum(function(test_id) == name for test_id in outcomes) for name in counts}
+    rows = tuple((name, str(items[name]), *(str(counts[name][verdict]) for verdict in NOT_MET)) for name in sorted(counts))
+    return Table("findings", ("test", "items", *(str(verdict) for verdict in NOT_MET)), rows, (), ())
 
 
 def findings_heading(findings: list[tuple[str, Verdict, str]], mode: str) -> str:

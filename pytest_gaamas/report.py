@@ -143,23 +143,51 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     criteria: tuple[str, ...]
     sources: tuple[str, ...]
+    #: How many leading columns label a row (model, generation, the behaviour's row labels): a table
+    #: printed in parts repeats them in each.
+    labels: int = 1
+    #: Whether a score of the table carries a verdict: the terminal prints such tables by default.
+    judged: bool = False
 
     def render(self, width: int = TABLE_WIDTH) -> str:
-        """The table within ``width`` columns where it can be. Headers wrap at spaces to their
-        column's values; then, while the table is too wide, the widest column that can still wrap
-        does, one character narrower: an interval goes under its value, a label over two lines. Only
-        if that is not enough are intervals split too; no word is ever cut. The notes wrap too."""
+        """The table within ``width`` columns where it can be, no value ever split over two lines.
+        Headers wrap at spaces to their column's values; then, while the table is too wide, the
+        widest column that can still wrap does, one character narrower: an interval goes under its
+        value, a label over two lines, no word and no interval cut. If that is not enough, the table
+        is printed in parts, each with the row labels and as many further columns as fit. The notes
+        wrap too."""
         rows = [[inert.terminal(value) for value in row] for row in self.rows]  # a cell may hold a model's text
         headers = [inert.terminal(header) for header in self.headers]
-        text = _fitted(rows, headers, width, keep_together=True)
-        if _width(text) > width:
-            text = _fitted(rows, headers, width, keep_together=False)
+        text = _fitted(rows, headers, width)
+        if _width(text) > width and len(headers) > self.labels + 1:
+            text = "\n\n".join(_fitted(_columns(rows, part), _columns([headers], part)[0], width) for part in self._parts(rows, headers, width))
         notes = [inert.terminal(f"met when: {c}") for c in self.criteria] + [inert.terminal(f"source: {s}") for s in self.sources]
         wrapped = [textwrap.fill(note, width, subsequent_indent="    ") for note in notes]
         return "\n".join([text, *wrapped])
 
+    def _parts(self, rows, headers, width: int) -> list[list[int]]:
+        """The columns of each part: the labels, then an even share of the other columns, in order,
+        in as few parts as the narrowest each column can be (its longest word or interval) allows."""
+        floors = _floors(rows, headers)
+        labels = list(range(self.labels))
+        others = list(range(self.labels, len(headers)))
+
+        def fits(part: list[int]) -> bool:
+            return sum(floors[i] for i in labels + part) + 2 * (len(labels) + len(part) - 1) <= width
+
+        for count in range(2, len(others) + 1):
+            size = math.ceil(len(others) / count)
+            parts = [others[i:i + size] for i in range(0, len(others), size)]
+            if all(fits(part) for part in parts):
+                break
+        return [labels + part for part in parts]
+
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "headers": list(self.headers), "rows": [list(r) for r in self.rows]}
+
+
+def _columns(rows, columns: list[int]) -> list[list[str]]:
+    return [[row[i] for i in columns] for row in rows]
 
 
 NBSP = "\u00a0"
@@ -167,26 +195,37 @@ NBSP = "\u00a0"
 _KEEP_TOGETHER = re.compile(r"\[[^\]]*\]|\([^)]*\)")
 
 
-def _fitted(rows, headers, width: int, *, keep_together: bool) -> str:
+def _kept_together(rows) -> list[list[str]]:
+    """Each interval and parenthesised note as one word, so that no wrapping splits it."""
+    return [[_KEEP_TOGETHER.sub(lambda m: m.group(0).replace(" ", NBSP), str(v)) for v in row] for row in rows]
+
+
+def _longest(values, split: bool = False) -> int:
+    return max((len(part) for value in values for line in value.splitlines()
+                for part in (line.split(" ") if split else [line])), default=0)  # fmt: skip
+
+
+def _floors(rows, headers) -> list[int]:
+    """The narrowest each column can be: its longest word or interval, or its header's longest word."""
+    rows = _kept_together(rows)
+    return [max(_longest([str(header)], split=True), _longest([str(row[i]) for row in rows], split=True), MIN_COLUMN_WIDTH)
+            for i, header in enumerate(headers)]  # fmt: skip
+
+
+def _fitted(rows, headers, width: int) -> str:
     """The table at the widest *level* that fits: every column whose longest line is over the level
     wraps at it (or at its longest word, if that is longer). Lowering the level one character at a
     time and rendering the table at each, as this once did, took time quadratic in a cell's length (a
     6 KB model name: a minute); the levels at which even the narrowest wrapping could not fit are
     skipped unrendered, so only the few at the boundary are rendered."""
-    if keep_together:
-        rows = [[_KEEP_TOGETHER.sub(lambda m: m.group(0).replace(" ", NBSP), str(v)) for v in row] for row in rows]
+    rows = _kept_together(rows)
     columns = [[str(row[i]) for row in rows] for i in range(len(headers))]
-
-    def longest(values, split: bool = False) -> int:
-        return max((len(part) for value in values for line in value.splitlines()
-                    for part in (line.split(" ") if split else [line])), default=0)  # fmt: skip
-
-    values = [longest(column) for column in columns]
-    header_words = [longest([str(header)], split=True) for header in headers]
-    floors = [max(word, longest(column, split=True), MIN_COLUMN_WIDTH) for word, column in zip(header_words, columns)]
+    values = [_longest(column) for column in columns]
+    header_words = [_longest([str(header)], split=True) for header in headers]
+    floors = [max(word, _longest(column, split=True), MIN_COLUMN_WIDTH) for word, column in zip(header_words, columns)]
     # How much narrower than its wrapping width a wrapped line can be: the word, and the spaces
     # before it, that did not fit on the line.
-    slack = [longest(column, split=True) + max((len(run) for value in column for run in _SPACES.findall(value)), default=0)
+    slack = [_longest(column, split=True) + max((len(run) for value in column for run in _SPACES.findall(value)), default=0)
              for column in columns]  # fmt: skip
     wraps = [i for i in range(len(headers)) if values[i] > floors[i]]
 
@@ -318,6 +357,8 @@ def build_tables(
                 rows=tuple(body),
                 criteria=tuple(sorted({s.criterion for s in items if s.criterion})),
                 sources=tuple(f"{r.label}: {r.source}" for r in reference_rows),
+                labels=2 + len(row_labels),
+                judged=any(s.verdict is not None for s in items),
             )
         )
     return tables

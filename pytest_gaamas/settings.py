@@ -17,6 +17,8 @@ from .models.base import DEFAULT_RETRIES
 
 DEFAULT_MODEL = "embedded:smollm2"
 VERDICT_MODES = ("report", "fail", "fail-inconclusive")
+#: Which tables the terminal prints: those with a criterion, or every one (the report has them all).
+TABLE_MODES = ("criteria", "all")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -68,6 +70,11 @@ def add_options(parser: pytest.Parser) -> None:
         "missed item fails (one line, no traceback); fail-inconclusive: an inconclusive one fails too, so only a met "
         "criterion passes. Errors (a server gone, a missing cassette, a crash) fail in any mode, as do regressions "
         "under --gaamas-compare-fail.",
+    )  # fmt: skip
+    option(
+        "tables", "string", choices=TABLE_MODES, metavar="MODE",
+        help="criteria (default): the terminal prints the tables that judge a criterion, and names the others "
+        "(rounds, companions), which the report, summary and run log hold; all: it prints every table",
     )  # fmt: skip
     option(
         "json", "string", metavar="PATH",
@@ -137,6 +144,8 @@ class Settings:
     concurrency: int | None = None
     #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
     verdicts: str = "report"
+    #: "criteria": the terminal prints the tables with a verdict; "all": every table.
+    tables: str = "criteria"
     report_path: Path | None = None
     markdown_path: Path | None = None
 
@@ -166,6 +175,9 @@ class Settings:
         verdicts = value("verdicts") or "report"
         if verdicts not in VERDICT_MODES:
             raise pytest.UsageError(f"gaamas_verdicts must be one of {', '.join(VERDICT_MODES)}, got {verdicts!r}")
+        tables = value("tables") or "criteria"
+        if tables not in TABLE_MODES:
+            raise pytest.UsageError(f"gaamas_tables must be one of {', '.join(TABLE_MODES)}, got {tables!r}")
         record = value("record") or ("none" if os.environ.get("CI") else "once")
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
@@ -253,6 +265,7 @@ class Settings:
             max_requests=max_requests,
             concurrency=concurrency,
             verdicts=verdicts,
+            tables=tables,
             report_path=Path(value("report")) if value("report") else None,
             markdown_path=Path(value("markdown")) if value("markdown") else None,
         )

@@ -1,0 +1,94 @@
+"""What the terminal shows after a run: the tables that judge a criterion, the others named; each
+criterion not met on a line of its own while they fit a screen, else counted per test; and no value
+of a table split over two lines, whatever the width."""
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import outcomes
+from pytest_gaamas.report import Table
+
+#: 25 items, each a cell with a verdict, and a descriptive table of the same rates beside them.
+MANY_FINDINGS = '''
+import pytest
+from pytest_gaamas import stats, verdicts
+from pytest_gaamas.report import cell
+
+
+@pytest.mark.parametrize("successes", range(25))
+def test_rate(gaamas, successes):
+    rate = stats.wilson(successes, 30)
+    verdict = verdicts.at_least(rate, 0.8)
+    gaamas.score(table="Rates", metric="rate", estimate=rate, invalid=0, verdict=verdict, criterion="lower 95% bound >= 0.8",
+                 columns=("rate",), cells={"rate": cell(rate)}, row={"successes": str(successes)})
+    gaamas.score(table="Rates, described", metric="rate", estimate=rate, invalid=0, passed=None, criterion="",
+                 columns=("rate",), cells={"rate": cell(rate)}, row={"successes": str(successes)})
+    gaamas.verdict(verdict, f"rate {cell(rate)}")
+'''
+ARGS = ("--gaamas-model=reference:rational", "-p", "no:cacheprovider")
+
+
+@pytest.fixture
+def many_findings(pytester):
+    pytester.makepyfile(test_rates=MANY_FINDINGS)
+    return pytester
+
+
+def test_a_table_without_a_criterion_is_named_not_printed_unless_asked(many_findings):
+    result = many_findings.runpytest(*ARGS)
+    text = result.stdout.str()
+    assert "gaamas: Rates =" in text and "gaamas: Rates, described" not in text
+    result.stdout.fnmatch_lines(["gaamas: 1 more table, which judge no criterion (rounds, companions), not printed: --gaamas-tables=all*"])
+    every = many_findings.runpytest(*ARGS, "--gaamas-tables=all").stdout.str()
+    assert "gaamas: Rates, described" in every and "more table" not in every
+
+
+def test_past_a_screenful_the_findings_are_counted_per_test_and_listed_with_v(many_findings):
+    result = many_findings.runpytest(*ARGS)
+    assert outcomes(result) == {"missed": 20, "inconclusive": 5}
+    result.stdout.fnmatch_lines(["*gaamas: 25 verdicts not met*", "test *items*missed*inconclusive", "test_rate *25 *20 *5",
+                                 "gaamas: each finding with its reason: -v lists them here;*"])  # fmt: skip
+    assert "MISSED test_rate" not in result.stdout.str()
+    listed = many_findings.runpytest(*ARGS, "-v")
+    assert len(re.findall(r"^MISSED test_rate\[", listed.stdout.str(), re.MULTILINE)) == 20
+    assert len(re.findall(r"^INCONCLUSIVE test_rate\[", listed.stdout.str(), re.MULTILINE)) == 5
+
+
+def test_a_wrong_tables_mode_is_one_line(many_findings):
+    result = many_findings.runpytest(*ARGS, "--gaamas-tables=some")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*invalid choice*"])
+
+
+INTERVAL = re.compile(r"-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]")
+
+
+@given(columns=st.integers(1, 14), rows=st.integers(1, 4), width=st.integers(40, 160), label=st.text("ab ", min_size=1, max_size=30))
+def test_no_value_of_a_table_is_ever_split_over_two_lines(columns, rows, width, label):
+    """Printed in parts where the table is too wide: every interval stands whole on one line, the
+    row labels are repeated in each part, and each column is printed exactly once."""
+    headers = ("model", "generation", *(f"column {c} of the table" for c in range(columns)))
+    body = tuple(("embedded:smollm2", label, *(f"0.{c % 10}{r} [0.{c % 10}0, 0.{c % 10}9]" for c in range(columns))) for r in range(rows))
+    text = Table("t", headers, body, (), (), labels=2).render(width)
+    lines = text.splitlines()
+    for row in body:
+        for value in row[2:]:
+            value_alone, interval = value.split(" ", 1)
+            assert any(interval in line for line in lines), (interval, text)
+            assert any(value_alone in line for line in lines)
+    parts = text.split("\n\n")
+    assert all(part.splitlines()[0].startswith("model") for part in parts)
+    assert sum(part.count("column") for part in parts) == columns
+
+
+def test_a_table_that_fits_is_one_part_and_one_too_wide_is_printed_in_parts_within_the_width():
+    headers = ("model", "generation", *(f"{c} messages" for c in range(8)), "verdict")
+    body = (("embedded:smollm2", "actions", *("0.57 [0.46, 0.67]",) * 8, "missed"),)
+    wide = Table("t", headers, body, (), (), labels=2).render(120)
+    assert wide.count("\n\n") == 1 and max(map(len, wide.splitlines())) <= 120
+    assert wide.count("embedded:smollm2") == 2 and wide.count("[0.46, 0.67]") == 8
+    narrow = Table("t", headers[:4], tuple(row[:4] for row in body), (), (), labels=2).render(120)
+    assert "\n\n" not in narrow and narrow.count("0.57 [0.46, 0.67]") == 2
