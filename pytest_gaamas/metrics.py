@@ -19,8 +19,6 @@ components test, which scales to thousands of observations. The tests check that
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 #: Relative tolerance under which two expenditures count as equal, so that a true tie computed in
 #: floating point never turns into a strict preference.
@@ -58,7 +56,7 @@ def garp(prices, choices, e: float = 1.0) -> bool:
     np.fill_diagonal(strict, False)
     if not strict.any():
         return True
-    _, component = connected_components(csr_matrix(weak), directed=True, connection="strong")
+    _, component = _strong_components(weak)
     t, s = np.nonzero(strict)
     # x_t R x_s and x_s P0 x_t with s -> t strict: a strict edge inside a strong component.
     return not (component[t] == component[s]).any()
@@ -87,7 +85,7 @@ def _min_max_cycle_floyd_warshall(ratios: np.ndarray) -> float:
 
 
 def _has_cycle(edges: np.ndarray) -> bool:
-    n_components, _ = connected_components(csr_matrix(edges), directed=True, connection="strong")
+    n_components, _ = _strong_components(edges)
     return n_components < len(edges)
 
 
@@ -104,3 +102,13 @@ def _min_max_cycle_bisection(ratios: np.ndarray) -> float:
         else:
             lo = mid + 1
     return float(candidates[lo])
+
+
+def _strong_components(adjacency: np.ndarray) -> tuple[int, np.ndarray]:
+    """The strongly connected components of a directed graph: how many, and each node's. scipy's
+    graph routines are imported here, when a portfolio is scored, not by every process that loads
+    the plugin."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    return connected_components(csr_matrix(adjacency), directed=True, connection="strong")
