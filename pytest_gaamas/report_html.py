@@ -51,9 +51,9 @@ tr.reference td{color:#555;background:#f7f7f7}
 .skipped{color:#666}
 .status{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;white-space:nowrap}
 .status.verified{background:#dcf3e2}.status.unverified{background:#fde8c8}.status.computed{background:#e3ecfa}
-figure{margin:12px 0;background:#fff;border:1px solid #e3e3e3;padding:8px;display:inline-block;max-width:100%}
+figure{margin:12px 0;background:#fff;border:1px solid #e3e3e3;padding:8px;display:inline-block;max-width:100%;box-sizing:border-box}
 figure img{max-width:100%;height:auto;display:block}
-figcaption{font-size:12px;color:#444;margin-top:4px}
+figcaption{font-size:12.5px;color:#444;margin-top:4px;width:0;min-width:100%}
 p.empty{padding:10px;background:#fff;border:1px dashed #bbb;color:#555}
 details{margin:4px 0;background:#fff;border:1px solid #e3e3e3;padding:4px 8px}
 summary{cursor:pointer}

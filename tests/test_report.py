@@ -246,6 +246,7 @@ def browser_problems(page_path: Path, screenshot: Path | None = None) -> tuple[l
                 }).map(i => i.alt),
                 sections: Array.from(document.querySelectorAll('section.behaviour')).map(s => s.querySelector('h2').textContent),
                 opened: document.querySelector('details[open] pre, details[open] table') !== null,
+                sizes: Array.from(document.images).map(i => [i.alt, i.naturalWidth, i.getBoundingClientRect().width]),
                 external: Array.from(document.querySelectorAll('[src],[href]')).map(e => e.getAttribute('src') || e.getAttribute('href'))
                     .filter(u => !u.startsWith('data:') && !u.startsWith('#')),
             })""")
@@ -282,6 +283,9 @@ def test_the_report_of_a_replayed_run_opens_in_a_real_browser(smollm2_replay):
     assert problems == []
     assert sorted(held["sections"]) == sorted(SHIPPED)
     assert held["images"] >= len(SHIPPED) and held["opened"]
+    # in a 1280 px window every figure is shown at the size it was drawn for, its text with it
+    shrunk = [(alt, natural, round(shown)) for alt, natural, shown in held["sizes"] if natural < 700 or abs(shown - natural) > 0.5]
+    assert shrunk == []
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
     summary = (smollm2_replay.folder / "summary.md").read_text()
     assert summary.startswith("# pytest-gaamas: " + inert.markdown("embedded:smollm2")) and "## Economic rationality" in summary
