@@ -244,10 +244,11 @@ def group_and_players(gaamas, records, coordination, column, simulation, informa
                      source=PEOPLE_SOURCE + "; per-player choices for these payoffs are not in the shipped data", status="unverified")  # fmt: skip
 
 
-def per_round(records):
+def per_round(records, intervals=True):
     """Coordination and points of the pair, and the accuracy of each player's predictions, round by round."""
-    scores = rounds.series(rounds.round_results(records), rates=(("coordination rate", "coordinated"),), means=(("points", "points"),))
-    predictions = rounds.series([r.outcome["players"][p] for r in records for p in PLAYERS], means=())
+    scores = rounds.series(rounds.round_results(records), rates=(("coordination rate", "coordinated"),), means=(("points", "points"),),
+                           intervals=intervals)  # fmt: skip
+    predictions = rounds.series([r.outcome["players"][p] for r in records for p in PLAYERS], means=(), intervals=intervals)
     for round_score, prediction in zip(scores, predictions):
         round_score.measures.update(prediction.measures)
     return scores

@@ -30,18 +30,19 @@ def round_results(records: Sequence[TrialRecord], key: str = "rounds") -> list[l
 
 def series(
     trials: Sequence[Sequence[dict]], *, rates: Sequence[tuple[str, str]] = (("prediction accuracy", "correct"),),
-    means: Sequence[tuple[str, str]] = (("points", "points"),),
+    means: Sequence[tuple[str, str]] = (("points", "points"),), intervals: bool = True,
 ) -> list[RoundScore]:
     """Per round, over the valid answers: each rate (a share of true ``field``, Wilson) and each mean
-    (of a numeric ``field``, bootstrap). A trial lost whole (an invalid strategy) is invalid in every
-    round."""
+    (of a numeric ``field``, bootstrap; without its interval where ``intervals`` is false, as a
+    reference curve needs none). A trial lost whole (an invalid strategy) is invalid in every round."""
+    mean = stats.mean if intervals else stats.average
     count = max((len(t) for t in trials), default=0)
     lost = sum(1 for t in trials if not t)
     out = []
     for r in range(count):
         answered = [t[r] for t in trials if len(t) > r]
         valid = [a for a in answered if a["valid"]]
-        measures = {name: stats.mean([a[field] for a in valid]) for name, field in means}
+        measures = {name: mean([a[field] for a in valid]) for name, field in means}
         measures |= {name: stats.wilson(sum(bool(a[field]) for a in valid), len(valid)) for name, field in rates}
         out.append(RoundScore(round=r + 1, measures=measures, invalid=len(answered) - len(valid) + lost))
     return out
@@ -73,18 +74,19 @@ MEAN_UNITS = {"points": "points"}
 
 
 def reference_curves(
-    game: Game, trials: int, seed: int, measure: Callable[[list[TrialRecord]], Sequence[RoundScore]] | None = None,
+    game: Game, trials: int, seed: int, measure: Callable[..., Sequence[RoundScore]] | None = None,
 ) -> dict[str, Sequence[RoundScore]]:  # fmt: skip
-    """The per-round scores of the reference agents on ``game`` (``measure`` makes them from the
-    records, ``series(round_results(records))`` by default): the rational and random curves of the
-    figures, played here and now, since they cost nothing and need no cassette."""
+    """The per-round scores of the reference agents on ``game`` (``measure(records, intervals=False)``
+    makes them from the records, ``series(round_results(records))`` by default): the rational and
+    random curves of the figures, played here and now, since they cost nothing and need no cassette.
+    Their values are drawn, never their intervals, which are not computed."""
     from .models.reference import ReferenceAgent  # models import this package's modules
 
-    measure = measure or (lambda records: series(round_results(records)))
+    measure = measure or (lambda records, intervals: series(round_results(records), intervals=intervals))
     curves = {}
     for kind in REFERENCE_AGENTS:
         agent = ReferenceAgent(kind)
-        curves[f"reference:{kind}"] = measure([play_trial(game, agent, t, seed=seed, temperature=0.0) for t in range(trials)])
+        curves[f"reference:{kind}"] = measure([play_trial(game, agent, t, seed=seed, temperature=0.0) for t in range(trials)], intervals=False)
     return curves
 
 

@@ -121,6 +121,14 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
     return Estimate(centre, float(low), float(high), n, "mean", sample)
 
 
+def average(values) -> Estimate:
+    """A mean without its interval (NaN bounds): for a value that is drawn, never judged."""
+    data = np.asarray(values, dtype=float)
+    if len(data) == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    return Estimate(float(data.mean()), math.nan, math.nan, len(data), "mean", tuple(float(x) for x in data))
+
+
 def bca_mean_interval(data: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """``scipy.stats.bootstrap((data,), np.mean, method="BCa")`` at :data:`BOOTSTRAP_RESAMPLES` from
     :data:`BOOTSTRAP_SEED`, step for step: the same draws, the same arithmetic, the same interval to
