@@ -554,9 +554,11 @@ def draw_comparison(cells: Sequence[dict], *, keep: bool = False) -> Drawn:
 
 def _draw_comparison(cells: Sequence[dict], keep: bool) -> Drawn:
     title = "Comparison with the saved run: old and new per cell [95% CI]"
-    shown = [c for c in cells if (c.get("headline") or c.get("dropped")) and (c.get("old") is not None or c.get("new") is not None)]
+    # What the gate judged, and what changed: a whole suite's every cell with a verdict was a figure
+    # 8,000 pixels tall that showed mostly nothing happening.
+    shown = [c for c in cells if (c.get("gated") or c.get("dropped") or _changed(c)) and (c.get("old") is not None or c.get("new") is not None)]
     if not shown:
-        return Drawn("", title, None, f"{title}: no cell with a verdict has a value in either run")
+        return Drawn("", title, None, f"{title}: no cell was gated or changed; every cell is in the table above")
     panels: dict[tuple[str, str], list[dict]] = {}
     for c in shown:
         panels.setdefault((c["behaviour"], c.get("unit") or ""), []).append(c)
@@ -593,7 +595,15 @@ def _draw_comparison(cells: Sequence[dict], keep: bool) -> Drawn:
     fig.suptitle(title)
     png = _png(fig)
     dropped = sum(bool(c.get("dropped")) for c in cells)
-    return Drawn("", title, png, f"{title}: {len(shown)} cells with a verdict; {dropped} DROP", figure=fig if keep else None)
+    gated = sum(bool(c.get("gated")) for c in shown)
+    caption = f"{title}: {gated} cell{'s' if gated != 1 else ''} gated on, {len(shown) - gated} other{'s' if len(shown) - gated != 1 else ''} that changed; {dropped} DROP"
+    return Drawn("", title, png, caption, figure=fig if keep else None)
+
+
+def _changed(cell: dict) -> bool:
+    """A cell whose verdict changed, or that changed significantly (Holm), as the comparison's table shows it."""
+    verdicts = cell.get("old_verdict"), cell.get("new_verdict")
+    return (all(verdicts) and verdicts[0] != verdicts[1]) or (cell.get("p_holm") is not None and cell["p_holm"] < 0.05)
 
 
 def _cell_name(cell: str, width: int = 64) -> str:

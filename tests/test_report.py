@@ -211,9 +211,11 @@ def test_the_markdown_summary_keeps_its_tables_whole_whatever_the_cells_hold(smo
 def test_the_comparison_is_drawn_with_its_drops_marked():
     cells = [{"behaviour": "ultimatum", "cell": f"cell {i}", "models": "m", "old": 0.8, "new": 0.3 if i == 0 else 0.79,
               "old_ci": [0.7, 0.9], "new_ci": [0.2, 0.4] if i == 0 else [0.7, 0.88], "dropped": i == 0, "headline": True,
-              "unit": "rate", "p_holm": 0.001} for i in range(3)]  # fmt: skip
-    drawn = drawing.draw_comparison(cells)
-    assert drawn.png.startswith(b"\x89PNG") and "3 cells with a verdict; 1 DROP" in drawn.caption
+              "unit": "rate", "p_holm": 0.001, "gated": i == 0} for i in range(3)]  # fmt: skip
+    unchanged = [{**cells[1], "cell": f"steady {i}", "p_holm": 0.9, "old_verdict": "met", "new_verdict": "met"} for i in range(50)]
+    drawn = drawing.draw_comparison(cells + unchanged)
+    assert drawn.png.startswith(b"\x89PNG") and "1 cell gated on, 2 others that changed; 1 DROP" in drawn.caption
+    assert drawing.draw_comparison(unchanged).png is None  # nothing gated, nothing changed: nothing to draw
     page = report_html._comparison({"with": "baseline", "notes": ["n"], "cells": cells})
     assert "DROP" in page and "<img" in page
 
