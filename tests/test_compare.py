@@ -259,7 +259,7 @@ CELLS = st.lists(st.tuples(WORDS, st.sampled_from([" ", " ", "  "])), min_size=1
 @settings(max_examples=150)
 def test_a_table_is_fitted_as_it_was_one_character_at_a_time(table, width):
     headers, rows = table
-    assert report._fitted(rows, headers, width, keep_together=False) == _fitted_one_character_at_a_time(rows, headers, width)
+    assert report._fitted(rows, headers, width) == _fitted_one_character_at_a_time(rows, headers, width)
 
 
 def test_a_saved_run_damaged_in_its_types_is_refused_before_the_run_in_one_line(behaviour_project):
