@@ -21,31 +21,19 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import importlib
 import numpy as np
 
+from .lazy import OnFirstUse
 
-class _OnFirstUse:
-    """A module imported when first used: scipy.stats takes a second or more to import, which every
-    pytest process paid before its first test, the xdist controller too, which needs it only to
-    compare runs."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __getattr__(self, attribute: str):
-        return getattr(importlib.import_module(self._name), attribute)
-
-
-_special = _OnFirstUse("scipy.special")
-_scipy_stats = _OnFirstUse("scipy.stats")
+_special = OnFirstUse("scipy.special")
+_scipy_stats = OnFirstUse("scipy.stats")
 
 
 def load() -> None:
     """Import scipy's statistics now, in a process that will play: one imported only during a test
     and dropped with pytester's modules afterwards cannot be imported again (numpy's C modules load
     once per process)."""
-    importlib.import_module("scipy.stats")
+    _scipy_stats.load()
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 9_999

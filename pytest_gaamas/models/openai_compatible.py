@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import email.utils
+import functools
 import os
 import random
 import time
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import httpx
-import openai
-import pydantic
-
 from ..errors import ModelUnavailable
+from ..lazy import OnFirstUse
 from ..play import Reply, Request
 from ..redact import redact_text, redact_url
 from .base import Model
 from .http_errors import is_transport_error, raise_if_cassette_miss
+
+# A replay is served from the cassette without the client (``cassettes.Replayer``): it is imported
+# when a request goes to a server, or through vcrpy.
+openai = OnFirstUse("openai")
+httpx = OnFirstUse("httpx")
+pydantic = OnFirstUse("pydantic")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: OpenAI's reasoning models: they think whatever is asked, take ``max_completion_tokens`` and refuse
@@ -35,8 +39,11 @@ RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 BACKOFF_S = 1.0
 #: The longest wait a server may ask for (Retry-After); one that asks for longer is said, not waited.
 MAX_RETRY_AFTER_S = 120.0
-#: What the client raises on a body it cannot read as a chat completion (not JSON, the wrong shape).
-UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, openai.APIResponseValidationError)
+
+
+def unreadable() -> tuple[type[BaseException], ...]:
+    """What the client raises on a body it cannot read as a chat completion (not JSON, the wrong shape)."""
+    return (ValueError, TypeError, KeyError, AttributeError, openai.APIResponseValidationError)
 
 
 def completion_problem(completion) -> str | None:
@@ -95,13 +102,17 @@ class OpenAICompatibleModel(Model):
         # A query in the URL (Azure's and some gateways' ?api-key=...) is kept a query: the client
         # appends paths to base_url, which would put /chat/completions after it.
         address = urlsplit(self.base_url)
-        query = dict(parse_qsl(address.query, keep_blank_values=True))
-        self.client = openai.OpenAI(
-            base_url=urlunsplit((address.scheme, address.netloc, address.path, "", "")), api_key=key, default_query=query or None,
-            max_retries=0, timeout=REQUEST_TIMEOUT_S,
-        )  # fmt: skip
+        self._client_arguments = {
+            "base_url": urlunsplit((address.scheme, address.netloc, address.path, "", "")), "api_key": key,
+            "default_query": dict(parse_qsl(address.query, keep_blank_values=True)) or None, "max_retries": 0, "timeout": REQUEST_TIMEOUT_S,
+        }  # fmt: skip
         self.response_format = response_format
         self._fingerprint: str | None = None
+
+    @functools.cached_property
+    def client(self):
+        """The official client, made when a request first goes through it."""
+        return openai.OpenAI(**self._client_arguments)
 
     def _structured_output(self, schema) -> dict:
         if self.response_format == "json_object":
@@ -154,7 +165,7 @@ class OpenAICompatibleModel(Model):
                         raise ModelUnavailable(self._unreachable(error)) from None
                     connection_retried = True
                     continue
-                if isinstance(error, UNREADABLE):  # a body the client cannot read as a chat completion
+                if isinstance(error, unreadable()):  # a body the client cannot read as a chat completion
                     raise ModelUnavailable(self._not_a_completion(f"{type(error).__name__}: {error}")) from None
                 raise
         body = completion.model_dump(warnings=False) if isinstance(completion, pydantic.BaseModel) else completion
@@ -274,4 +285,5 @@ class OpenAICompatibleModel(Model):
         return {"model": self.spec, "server": self.shown_url, "digest": self.digest()}
 
     def close(self) -> None:
-        self.client.close()
+        if "client" in self.__dict__:
+            self.client.close()
