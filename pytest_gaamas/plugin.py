@@ -347,11 +347,11 @@ class GaamasSession:
                 if model.usage:
                     self.collected.add_usage(spec, model.usage.to_json())
             if self.is_worker:
-                self.config.workeroutput[WORKER_OUTPUT] = json.dumps(self.collected.to_json())
+                self.config.workeroutput[WORKER_OUTPUT] = json.dumps(self.collected.to_json(plays=self.settings.keeps_run_log))
                 return
             if self.settings.check_cassettes:
                 self._check_cassettes(session)
-            if self.collected.scores:
+            if self.collected.scores and self.settings.keeps_run_log:
                 document = self._document()
                 if self.settings.compare:
                     self._compare(session, document)

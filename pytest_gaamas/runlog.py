@@ -311,11 +311,13 @@ class Collector:
         with self._lock:
             self.cassettes_used.add(relative_path)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, plays: bool = True) -> dict[str, Any]:
+        """What a worker sends; without the games played (``plays``) where the run keeps no log
+        to write them into: they are most of it, and its tables need none of them."""
         return {
             "scores": [s.to_json() for s in self.scores],
             "references": [r.to_json() for r in self.references],
-            "plays": {key: p.to_json() for key, p in self.plays.items()},
+            "plays": {key: p.to_json() for key, p in self.plays.items()} if plays else {},
             "items": [i.to_json() for i in self.items.values()],
             "cassettes": sorted(self.cassettes_used),
             "usage": {spec: usage.to_json() for spec, usage in self.usage.items()},

@@ -273,6 +273,12 @@ class Settings:
         return settings
 
     @property
+    def keeps_run_log(self) -> bool:
+        """Whether the run writes its log, or something drawn from it: a run log, a saved run, a
+        report or a summary, or a comparison (which the run log records)."""
+        return any((self.json_path, self.save, self.compare, self.report_path, self.markdown_path))
+
+    @property
     def cassette_suffix(self) -> str:
         """Runs that ask differently (another temperature, thinking, another token budget) keep their
         cassettes apart from the paper's: ``embedded-smollm2@T1.4``, ``ollama-qwen3@think``."""
