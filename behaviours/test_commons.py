@@ -110,7 +110,7 @@ TABLE = "The commons: 10 societies of 4 villagers per cell, 10 rounds at most"
 COLUMNS = ("survival to round 10 [95% CI]", "rounds survived [95% CI]", "harvest / sustainable [95% CI]",
            "Gini of stores [95% CI]", "punishments per villager-round [95% CI]", "rounds the cap was kept [95% CI]", "n",
            "invalid answers")  # fmt: skip
-CLAIMS_TABLE = "The commons: the seed's findings, each a log-rank test over two cells"
+CLAIMS_TABLE = "The commons: the claims of Gupta et al., each a log-rank test over two cells"
 CLAIM_COLUMNS = ("longer-lived cell: rounds [95% CI]", "shorter-lived cell: rounds [95% CI]", "log-rank z", "p (one-sided)", "p (Holm)", "in people")
 
 
@@ -333,7 +333,7 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
                                   f"the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip
 
 
-PARADOX_TABLE = "The commons: each society's survival beside its villagers' fidelity to their personas (the paradox of seed 000)"
+PARADOX_TABLE = "The commons: each society's survival beside its villagers' fidelity to their personas (cooperation without individual fidelity?)"
 PARADOX_COLUMNS = ("survival to round 10 [95% CI]", "selfish: catch / equal share [95% CI]", "altruistic: catch / equal share [95% CI]",
                    "selfish - altruistic [95% CI]", "p (selfish > altruistic, one-sided)", "p (Holm)", "flag")  # fmt: skip
 PARADOX = "collective cooperation without individual fidelity"
