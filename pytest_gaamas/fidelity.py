@@ -96,8 +96,17 @@ class Fidelity:
 
 
 def explain(result: Fidelity | None, humans: HumanChoices) -> str:
-    """Why a fidelity test failed, for its assertion message."""
-    return f"{result.verdict if result else 'no valid choice'}: {criterion(humans)}"
+    """Why a fidelity test was not met, in one line: what was measured against what it needs (the
+    criterion itself is printed once, under the table)."""
+    if result is None:
+        return f"no valid choice to compare with {len(humans.values):,} people ({humans.choice})"
+    unit, test = humans.unit, result.test
+    return (
+        f"{result.verdict} in person, {result.aggregate} in aggregate ({humans.choice}): mean {unit}{result.model_mean:.3g} against "
+        f"people's {unit}{result.human_mean:.3g}; Wasserstein {unit}{test.distance:.3g} [upper 95% {unit}{test.upper:.3g}], "
+        f"p {'< 0.001' if test.p_value < 0.001 else f'= {test.p_value:.3f}'}; faithful needs p >= {ALPHA:g} and the upper bound "
+        f"<= {unit}{humans.tolerance:g}"
+    )
 
 
 def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | None:
