@@ -1,3 +1,4 @@
+import fcntl
 import json
 import os
 import signal
@@ -62,11 +63,31 @@ class Replay:
 
 
 @pytest.fixture(scope="session")
-def smollm2_replay(tmp_path_factory) -> Replay:
+def shared_folder(tmp_path_factory, worker_id) -> Path:
+    """A folder every xdist worker of this test session sees (the session's own without xdist)."""
+    return tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+
+
+def run_behaviours_once(shared: Path, name: str, *options: str) -> tuple[int, dict, str, Path]:
+    """``run_behaviours`` into ``shared / name`` once for the whole test session: the first xdist
+    worker to ask runs it while the others wait, and each reads what it left."""
+    folder, kept = shared / name, shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not kept.exists():
+            folder.mkdir(exist_ok=True)
+            code, _, output = run_behaviours(folder, *options)
+            kept.write_text(json.dumps([code, output]))
+        code, output = json.loads(kept.read_text())
+    return code, json.loads((folder / "run.json").read_text()), output, folder
+
+
+@pytest.fixture(scope="session")
+def smollm2_replay(shared_folder) -> Replay:
     """The whole suite replayed from SmolLM2's cassettes, offline, as CI would, with its report."""
-    folder = tmp_path_factory.mktemp("replay")
-    code, document, output = run_behaviours(
-        folder, "--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-check-cassettes",
+    folder = shared_folder / "smollm2-replay"
+    code, document, output, _ = run_behaviours_once(
+        shared_folder, "smollm2-replay", "--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-check-cassettes",
         f"--gaamas-report={folder / 'report.html'}", f"--gaamas-markdown={folder / 'summary.md'}",
     )  # fmt: skip
     return Replay(code, document, output, folder)

@@ -5,13 +5,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, run_behaviours
+from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, run_behaviours_once
 
 
 @lru_cache(maxsize=None)
-def reference_run(agent: str, tmp: str) -> dict:
-    _, document, _ = run_behaviours(Path(tmp), f"--gaamas-model=reference:{agent}")
-    return document
+def reference_run(agent: str, shared: Path) -> dict:
+    """The whole suite played by ``reference:agent``, once for the test session, whatever worker asks."""
+    return run_behaviours_once(shared, f"reference-{agent}", f"--gaamas-model=reference:{agent}")[1]
 
 
 def verdicts(document: dict) -> dict[str, bool]:
@@ -101,8 +101,8 @@ def human_likeness(test_id: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("behaviours"))
+def workspace(shared_folder) -> Path:
+    return shared_folder
 
 
 def test_every_shipped_behaviour_is_a_file_with_its_cassettes():
