@@ -263,14 +263,16 @@ class GaamasSession:
         """Under xdist the controller collects nothing; a worker's ids show the models' parameters."""
         self.collected_files |= {nodeid.split("::", 1)[0] for nodeid in ids}
         if not self.announced and any(f"[{self.model(spec).test_id}" in nodeid for spec in self.settings.models for nodeid in ids):
-            self._say_where_answers_come_from()
+            self._say_where_answers_come_from(after_status_line=True)
 
-    def _say_where_answers_come_from(self) -> None:
+    def _say_where_answers_come_from(self, *, after_status_line: bool = False) -> None:
         """Said before anything runs: where answers come from, and whether a request may go live."""
         self.announced = True
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
+        if after_status_line and reporter.isatty:
+            reporter.write_line("")  # end xdist's "ready: 2/2 workers", which a terminal rewrites in place
         width = min(reporter._tw.fullwidth, TABLE_WIDTH)
         for line in self._answer_sources():
             reporter.write_line(_fill(inert.terminal(line), width))
