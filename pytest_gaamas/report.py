@@ -222,7 +222,7 @@ def _fitted(rows, headers, width: int) -> str:
     columns = [[str(row[i]) for row in rows] for i in range(len(headers))]
     values = [_longest(column) for column in columns]
     header_words = [_longest([str(header)], split=True) for header in headers]
-    floors = [max(word, _longest(column, split=True), MIN_COLUMN_WIDTH) for word, column in zip(header_words, columns)]
+    floors = _floors(rows, headers)
     # How much narrower than its wrapping width a wrapped line can be: the word, and the spaces
     # before it, that did not fit on the line.
     slack = [_longest(column, split=True) + max((len(run) for value in column for run in _SPACES.findall(value)), default=0)
