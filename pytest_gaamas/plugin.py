@@ -6,6 +6,7 @@ A suite that requests neither ``gaamas`` nor ``gaamas_model`` sees no trace of t
 
 from __future__ import annotations
 
+import collections
 import importlib
 import json
 import math
@@ -183,13 +184,12 @@ class GaamasSession:
             return
         width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
         tables = build_tables(self.collected.scores, self.collected.references, self.settings.models)
-        for table in tables:
-            if table.judged or self.settings.tables == "all":
-                terminalreporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
-                terminalreporter.write_line(table.render(width))
-        unshown = sum(not (table.judged or self.settings.tables == "all") for table in tables)
-        if unshown:
-            terminalreporter.write_line(_fill(f"gaamas: {self._unshown_tables(unshown)}", width))
+        shown = [table for table in tables if table.judged or self.settings.tables == "all"]
+        for table in shown:
+            terminalreporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
+            terminalreporter.write_line(table.render(width))
+        if len(shown) < len(tables):
+            terminalreporter.write_line(_fill(f"gaamas: {self._unshown_tables(len(tables) - len(shown))}", width))
         if self.findings:
             terminalreporter.write_sep("=", f"gaamas: {findings_heading(self.findings, self.settings.verdicts)}")
             if len(self.findings) <= FINDINGS_LISTED or self.config.option.verbose > 0:
@@ -220,7 +220,9 @@ class GaamasSession:
         """Where the whole run can be read: the files this run writes, else the options that write them."""
         written = {"report": self.settings.report_path, "summary": self.settings.markdown_path, "run log": self.settings.json_path}
         named = [f"the {what} {path}" for what, path in written.items() if path]
-        return ("see " + ", ".join(named)) if named else "the report (--gaamas-report=PATH), the summary (--gaamas-markdown=PATH) and the run log (--gaamas-json=PATH) hold them all"
+        if named:
+            return "see " + ", ".join(named)
+        return "the report (--gaamas-report=PATH), the summary (--gaamas-markdown=PATH) and the run log (--gaamas-json=PATH) hold them all"
 
     def _unshown_tables(self, count: int) -> str:
         tables = f"{count} more table{'s' if count != 1 else ''}, which judge no criterion (rounds, companions),"
@@ -471,7 +473,7 @@ def findings_by_test(findings: list[tuple[str, Verdict, str]], outcomes: dict[st
     counts: dict[str, dict[Verdict, int]] = {}
     for test_id, verdict, _ in findings:
         counts.setdefault(function(test_id), dict.fromkeys(NOT_MET, 0))[verdict] += 1
-    items = {name: sum(function(test_id) == name for test_id in outcomes) for name in counts}
+    items = collections.Counter(function(test_id) for test_id in outcomes)
     rows = tuple((name, str(items[name]), *(str(counts[name][verdict]) for verdict in NOT_MET)) for name in sorted(counts))
     return Table("findings", ("test", "items", *(str(verdict) for verdict in NOT_MET)), rows, (), ())
 

@@ -95,12 +95,10 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
     BCa is used because scores such as the CCEI are bounded and skewed. Constant data have a
     degenerate interval at the value itself.
     """
-    data = np.asarray(values, dtype=float)
-    n = len(data)
-    if n == 0:
-        return Estimate(math.nan, math.nan, math.nan, 0)
-    centre = float(data.mean())
-    sample = tuple(float(x) for x in data)
+    point = average(values)
+    if point.n == 0:
+        return point
+    centre, n, sample, data = point.value, point.n, point.sample, np.asarray(point.sample)
     if n == 1 or np.all(data == data[0]):
         return Estimate(centre, centre, centre, n, "mean", sample)
     low, high = bca_mean_interval(data, confidence)
