@@ -40,7 +40,7 @@ import pytest
 
 from pytest_gaamas import rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
-from pytest_gaamas.games.bos_agents import ACTS, FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, revealing_rate
+from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, revealing_rate
 from pytest_gaamas.report import cell, p_value_text
 
 PAPER_TRIALS = 30

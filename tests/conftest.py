@@ -1,6 +1,8 @@
 import fcntl
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import settings
 
 pytest_plugins = ["pytester"]
@@ -82,12 +85,31 @@ def run_behaviours_once(shared: Path, name: str, *options: str) -> tuple[int, di
     return code, json.loads((folder / "run.json").read_text()), output, folder
 
 
+#: Where docs/gating.md holds its CI recipe, a GitHub Actions job, in the first YAML block after it.
+CI_RECIPE_MARKER = "<!-- ci-recipe -->"
+
+
+def ci_recipe() -> tuple[list[str], list[str]]:
+    """The options of the CI recipe's two pytest steps, the baseline's and the candidate's, as written
+    in docs/gating.md after ``pytest behaviours``."""
+    page = (ROOT / "docs" / "gating.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", page.split(CI_RECIPE_MARKER, 1)[1], re.DOTALL).group(1)
+    steps = yaml.safe_load(block)["jobs"]["gate"]["steps"]
+    commands = [shlex.split(step["run"]) for step in steps if "run" in step and step["run"].startswith("pytest")]
+    assert len(commands) == 2 and all(words[:2] == ["pytest", "behaviours"] for words in commands), commands
+    baseline, candidate = (words[2:] for words in commands)
+    return baseline, candidate
+
+
 @pytest.fixture(scope="session")
 def smollm2_replay(shared_folder) -> Replay:
-    """The whole suite replayed from SmolLM2's cassettes, offline, as CI would, with its report."""
+    """The whole suite replayed from SmolLM2's cassettes, offline, as CI would: the baseline step of
+    docs/gating.md's CI recipe as written (it saves ``runs/baseline.json``), with a report, a summary
+    and the cassette check beside it."""
     folder = shared_folder / "smollm2-replay"
+    baseline, _ = ci_recipe()
     code, document, output, _ = run_behaviours_once(
-        shared_folder, "smollm2-replay", "--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-check-cassettes",
+        shared_folder, "smollm2-replay", *baseline, f"--gaamas-runs-dir={folder / 'runs'}", "--gaamas-check-cassettes",
         f"--gaamas-report={folder / 'report.html'}", f"--gaamas-markdown={folder / 'summary.md'}",
     )  # fmt: skip
     return Replay(code, document, output, folder)

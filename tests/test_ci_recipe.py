@@ -1,47 +1,39 @@
 """The CI recipe of docs/gating.md ("A CI job that gates a model upgrade"), run as written on the
-recorded cassettes: a baseline, the same model compared with it (which must never fail), and a
-regression planted in the saved baseline (which must). Each command gets a private runs and journal
-folder and nothing else."""
+recorded cassettes: a baseline, the same model compared with it (which must never fail, and finds
+every cell unchanged), and a regression planted in the saved baseline (which must fail). Each
+command gets a private runs and journal folder and nothing else."""
 
 import json
 import os
-import re
-import shlex
+import shutil
 import subprocess
 import sys
 
-import yaml
-
-from conftest import ROOT, SHIPPED_FILES
-
-MARKER = "<!-- ci-recipe -->"
+from conftest import ROOT, SHIPPED_FILES, ci_recipe
 
 
-def recipe_commands() -> list[str]:
-    page = (ROOT / "docs" / "gating.md").read_text()
-    block = re.search(r"```yaml\n(.*?)```", page.split(MARKER, 1)[1], re.DOTALL).group(1)
-    steps = yaml.safe_load(block)["jobs"]["gate"]["steps"]
-    return [step["run"] for step in steps if "run" in step and step["run"].startswith("pytest")]
+def candidate(tmp, behaviour_files: list[str]) -> subprocess.CompletedProcess:
+    """The recipe's candidate step on ``behaviour_files``, comparing with ``tmp / "runs"``'s baseline."""
+    _, options = ci_recipe()
+    private = [f"--gaamas-runs-dir={tmp / 'runs'}", f"--gaamas-journal-dir={tmp / 'journal'}", f"--gaamas-json={tmp / 'run.json'}",
+               "-p", "no:cacheprovider"]  # fmt: skip
+    environment = {**os.environ, "CI": "true", "COLUMNS": "120"}
+    command = [sys.executable, "-m", "pytest", *behaviour_files, *options, *private]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=environment, timeout=900)
 
 
-def run(command: str, tmp) -> subprocess.CompletedProcess:
-    words = shlex.split(command)
-    assert words[0] == "pytest" and "behaviours" in words
+def test_the_ci_recipe_gates_on_regressions_and_on_nothing_else(smollm2_replay, tmp_path):
+    # The baseline step is the session's replay of SmolLM2 (conftest.smollm2_replay), run as written.
+    assert smollm2_replay.code == 0, smollm2_replay.output[-2000:]
+    shutil.copytree(smollm2_replay.folder / "runs", tmp_path / "runs")
     # The project's own behaviours: a behaviour a user has added but not yet listed is held to
     # nothing here (docs/writing-a-behaviour.md, "What makes a behaviour count as tested").
-    words = [shipped for word in words for shipped in (SHIPPED_FILES if word == "behaviours" else [word])]
-    private = [f"--gaamas-runs-dir={tmp / 'runs'}", f"--gaamas-journal-dir={tmp / 'journal'}", "-p", "no:cacheprovider"]
-    environment = {**os.environ, "CI": "true", "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", *words, *private], cwd=ROOT, capture_output=True, text=True, env=environment, timeout=900)
-
-
-def test_the_ci_recipe_gates_on_regressions_and_on_nothing_else(tmp_path):
-    baseline, candidate = recipe_commands()
-    saved = run(baseline, tmp_path)
-    assert saved.returncode == 0, saved.stdout[-2000:]
-    unchanged = run(candidate, tmp_path)
+    unchanged = candidate(tmp_path, SHIPPED_FILES)
     assert unchanged.returncode == 0 and "DROP" not in unchanged.stdout, unchanged.stdout[-2000:]
     assert "cells paired" in unchanged.stdout
+    cells = json.loads((tmp_path / "run.json").read_text())["comparison"]["cells"]
+    assert len(cells) > 50 and not any(c["dropped"] for c in cells)  # the same cassettes replay the same scores
+    assert all(c["p_value"] in (None, 1.0) and c["difference"] in (None, 0.0) for c in cells)
 
     path = tmp_path / "runs" / "baseline.json"
     document = json.loads(path.read_text())
@@ -51,6 +43,7 @@ def test_the_ci_recipe_gates_on_regressions_and_on_nothing_else(tmp_path):
     # had: only such cells are gated); the model now rarely does.
     worst["sample"], worst["score"], worst["passed"], worst["verdict"] = [1.0] * 30, 1.0, True, "met"
     path.write_text(json.dumps(document))
-    regressed = run(candidate, tmp_path)
+    # Only the regressed cell's behaviour is replayed again: the others were just seen unchanged.
+    regressed = candidate(tmp_path, [worst["test_id"].split("::")[0]])
     assert regressed.returncode == 1, regressed.stdout[-2000:]
     assert f"DROP {worst['behaviour']}" in regressed.stdout
