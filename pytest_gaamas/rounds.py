@@ -3,6 +3,7 @@ with 95% intervals, and the late-round averages that the verdicts use."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -80,13 +81,23 @@ def reference_curves(
     makes them from the records, ``series(round_results(records))`` by default): the rational and
     random curves of the figures, played here and now, since they cost nothing and need no cassette.
     Their values are drawn, never their intervals, which are not computed."""
+    try:
+        return dict(_reference_curves(game, trials, seed, measure))
+    except TypeError:  # a game with an unhashable field: played afresh
+        return dict(_reference_curves.__wrapped__(game, trials, seed, measure))
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_curves(game: Game, trials: int, seed: int, measure) -> dict[str, tuple[RoundScore, ...]]:
+    """Played once per process for each game, however many models a run compares with them."""
     from .models.reference import ReferenceAgent  # models import this package's modules
 
     measure = measure or (lambda records, intervals: series(round_results(records), intervals=intervals))
     curves = {}
     for kind in REFERENCE_AGENTS:
         agent = ReferenceAgent(kind)
-        curves[f"reference:{kind}"] = measure([play_trial(game, agent, t, seed=seed, temperature=0.0) for t in range(trials)], intervals=False)
+        records = [play_trial(game, agent, t, seed=seed, temperature=0.0) for t in range(trials)]
+        curves[f"reference:{kind}"] = tuple(measure(records, intervals=False))
     return curves
 
 

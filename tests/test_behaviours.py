@@ -1,17 +1,33 @@
 """The behaviours, tested as instruments: the reference agents land where theory says, and the
 recorded SmolLM2 runs replay offline into every table."""
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
 from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, run_behaviours_once
 
 
-@lru_cache(maxsize=None)
+#: The reference agents, in two runs of the whole suite: the two that write strategies (whose
+#: trials each start a sandboxed process), and the rest. Models in one run are judged each as in a
+#: run of its own (tests/test_plugin.py), and share the run's start and its reference curves.
+REFERENCE_RUNS = {
+    "reference-rational-random": ("rational", "random"),
+    "reference-others": ("first", "last", "constant", "sustainable", "human", "average"),
+}
+
+
+@cache
+def _played_by(run: str, shared: Path) -> dict:
+    """One of REFERENCE_RUNS, once for the test session, whatever worker asks."""
+    return run_behaviours_once(shared, run, *(f"--gaamas-model=reference:{agent}" for agent in REFERENCE_RUNS[run]))[1]
+
+
 def reference_run(agent: str, shared: Path) -> dict:
-    """The whole suite played by ``reference:agent``, once for the test session, whatever worker asks."""
-    return run_behaviours_once(shared, f"reference-{agent}", f"--gaamas-model=reference:{agent}")[1]
+    """The whole suite played by ``reference:agent``: its scores, from the run that played it."""
+    run = next(name for name, agents in REFERENCE_RUNS.items() if agent in agents)
+    document = _played_by(run, shared)
+    return {**document, "scores": [s for s in document["scores"] if s["model"] == f"reference:{agent}"]}
 
 
 def verdicts(document: dict) -> dict[str, bool]:

@@ -121,6 +121,19 @@ def test_the_table_is_the_same_with_and_without_xdist(behaviour_project):
     assert load("serial.json")["scores"] == load("parallel.json")["scores"]
 
 
+def test_models_run_together_are_judged_each_as_in_a_run_of_its_own(pytester):
+    """A family of claims is one model's: Holm's correction over the prisoner's dilemma's eight
+    role cells is the same whether another model plays beside it in the run or not."""
+    pytester.makepyfile(test_rational_vs_credible=(ROOT / "behaviours" / "test_rational_vs_credible.py").read_text())
+    args = ["--gaamas-trials=6", "-k", "role_fidelity", "-p", "no:cacheprovider"]
+    pytester.runpytest_subprocess(*args, "--gaamas-model=reference:random", "--gaamas-model=reference:first", "--gaamas-json=together.json")
+    pytester.runpytest_subprocess(*args, "--gaamas-model=reference:random", "--gaamas-json=alone.json")
+    load = lambda name: json.loads((pytester.path / name).read_text())["scores"]  # noqa: E731
+    alone, together = load("alone.json"), [s for s in load("together.json") if s["model"] == "reference:random"]
+    assert len(alone) == 8 and all(s["details"]["family"] == 8 for s in alone)
+    assert together == alone  # not a family of 16, nor anything else of the other model's
+
+
 def test_replaying_the_shipped_cassettes_is_byte_for_byte_stable(behaviour_project):
     args = ["--gaamas-model=embedded:smollm2", "--gaamas-record=none", SHIPPED]
     behaviour_project.runpytest(*args, "--gaamas-json=first.json")
