@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from . import beside_pytest_recording  # noqa: F401  (first: before anything imports vcrpy)
-from . import cassettes, compare, inert, runlog, stats
+from . import cassettes, compare, inert, runlog
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictNotMet
 from .experiment import RECORDED_PROPERTY, Experiment, recorded_model
@@ -498,8 +498,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
-        stats.load()  # where items run; xdist's controller needs scipy only to compare runs
     session = GaamasSession(config)
     config.stash[STATE] = session
     config.pluginmanager.register(session, "gaamas-session")

@@ -13,10 +13,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import scipy.stats  # noqa: F401
 import yaml
 from hypothesis import settings
 
 pytest_plugins = ["pytester"]
+# scipy.stats (and scipy.special with it) is imported here, before any test: pytester's in-process runs
+# drop the modules they imported, and numpy's C modules, once dropped, cannot be imported again.
 
 # What parses and what is computed are tested here, not how fast: on a loaded two-core CI machine one
 # example may take longer than hypothesis' default 200 ms without anything being wrong.

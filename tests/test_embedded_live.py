@@ -64,7 +64,10 @@ def test_the_server_dies_with_a_pytest_killed_by_sigkill(behaviour_project):
 
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gaamas-model=embedded:smollm2",
                "--gaamas-trials=30", "--gaamas-record=all", "--gaamas-cassette-dir=recorded"]  # fmt: skip
-    run = subprocess.Popen(command, cwd=behaviour_project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A pytest killed so leaves the server's log where it was (nothing ran to remove it): here, not in /tmp.
+    temporary = behaviour_project.mkdir("temporary")
+    environment = {**os.environ, "TMPDIR": str(temporary)}
+    run = subprocess.Popen(command, cwd=behaviour_project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
     server = None
     deadline = time.monotonic() + 120
     while server is None and time.monotonic() < deadline and run.poll() is None:
