@@ -119,8 +119,8 @@ def test_a_run_s_tokens_and_retries_are_summed_over_workers_logged_and_said(pyte
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     for behaviour in ("garp_consistency", "first_order_rationality"):
         pytester.makepyfile(**{f"test_{behaviour}": (ROOT / "behaviours" / f"test_{behaviour}.py").read_text()})
-    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-n", "2", "-k", "not fidelity and not strategy"]
-    live = pytester.runpytest_subprocess(*args, "--gaamas-record=all", "--gaamas-json=live.json", "--gaamas-markdown=live.md",
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-k", "not fidelity and not strategy"]
+    live = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-record=all", "--gaamas-json=live.json", "--gaamas-markdown=live.md",
                                          "--gaamas-report=live.html")  # fmt: skip
     answered = len(server.requests)
     assert answered > 2 * 25 and server.refused == 2, live.stdout.str()[-2000:]
@@ -133,7 +133,8 @@ def test_a_run_s_tokens_and_retries_are_summed_over_workers_logged_and_said(pyte
     assert f"asked of openai\\:fake: {inert.markdown(said)}" in (pytester.path / "live.md").read_text()
     assert html.escape(said) in (pytester.path / "live.html").read_text()
     assert "nothing went live" not in (pytester.path / "live.md").read_text()
-    # Run again in the mode that may go live: everything is recorded, so nothing does, and it says so.
+    # Run again (on one worker: what it counts is nothing) in the mode that may go live: everything
+    # is recorded, so nothing does, and it says so.
     replay = pytester.runpytest_subprocess(*args, "--gaamas-record=once", "--gaamas-json=replay.json", "--gaamas-markdown=replay.md")
     assert len(server.requests) == answered and "answered live" not in replay.stdout.str()
     run = json.loads((pytester.path / "replay.json").read_text())["run"]
@@ -149,15 +150,15 @@ def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytes
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     for behaviour in ("garp_consistency", "first_order_rationality"):
         pytester.makepyfile(**{f"test_{behaviour}": (ROOT / "behaviours" / f"test_{behaviour}.py").read_text()})
-    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-n", "2", "-k", "not fidelity and not strategy",
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-k", "not fidelity and not strategy",
             "--gaamas-record=once", "--gaamas-concurrency=1"]  # fmt: skip
     counters = set(Path(tempfile.gettempdir()).glob("gaamas-requests-*"))
-    capped = pytester.runpytest_subprocess(*args, "--gaamas-max-requests=30")
+    capped = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-max-requests=30")
     output = capped.stdout.str()
     assert len(server.requests) == 30 and capped.ret == pytest.ExitCode.TESTS_FAILED, output[-2000:]
     assert "this run's cap of 30 live requests (--gaamas-max-requests) is reached" in output and "Traceback" not in output
     capped.stdout.fnmatch_lines(["gaamas: 30 of the run's 30 live requests (--gaamas-max-requests) sent"])
-    whole = pytester.runpytest_subprocess(*args, "--gaamas-max-requests=1000")
+    whole = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-max-requests=1000")
     assert whole.ret == pytest.ExitCode.OK, whole.stdout.str()[-2000:]
     uncapped = fake_chat_server()
     monkeypatch.setenv("OPENAI_BASE_URL", uncapped.url)

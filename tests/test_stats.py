@@ -1,5 +1,9 @@
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from pytest_gaamas import stats
@@ -42,6 +46,22 @@ def test_the_mean_interval_is_scipys_bca_bootstrap_to_the_last_bit(n, shape):
                                          random_state=np.random.default_rng(stats.BOOTSTRAP_SEED)).confidence_interval  # fmt: skip
     got = stats.bca_mean_interval(data)
     assert np.array_equal(got, (expected.low, expected.high), equal_nan=True)
+
+
+@settings(max_examples=300, database=None)
+@given(
+    values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=60),
+    probabilities=st.lists(st.one_of(st.floats(0, 1), st.sampled_from([math.nan, -0.5, 1.5, 0.0, 1.0])), min_size=2, max_size=2),
+)
+def test_the_bootstraps_quantiles_are_scipys_to_the_last_bit(values, probabilities):
+    """What the BCa interval reads off its resampled means, without importing scipy.stats."""
+    data, p = np.asarray(values), np.asarray(probabilities)
+    assert np.array_equal(stats._linear_quantiles(data, p), scipy_stats.quantile(data, p, axis=-1), equal_nan=True)
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.8, 0.9, 0.95, 0.99, 0.999])
+def test_the_normal_quantile_is_scipys(confidence):
+    assert stats._z(confidence) == scipy_stats.norm.ppf(0.5 + confidence / 2)
 
 
 def test_mean_interval_is_close_to_the_t_interval_for_normal_data():
