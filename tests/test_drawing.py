@@ -1,7 +1,6 @@
 """The report's figures as a reader sees them in the report's column: legible at the size shown,
 nothing drawn over anything, every series told apart, and notes that say only what is drawn."""
 
-import json
 
 import pytest
 from matplotlib.colors import to_hex
@@ -9,7 +8,7 @@ from matplotlib.container import Container
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
-from pytest_gaamas import drawing, report_html, runlog
+from pytest_gaamas import drawing, report_html
 from pytest_gaamas.figures import CURVE, INTERVAL, LINE, VIOLIN, Figure
 from pytest_gaamas.report import Score
 
@@ -241,11 +240,5 @@ def test_the_comparison_is_legible_and_its_drops_are_told_from_the_new_values():
     assert checked([drawn]) == []
 
 
-# -- the whole suite's figures -------------------------------------------------------------------------
-
-
-def test_every_figure_of_the_replayed_suite_is_legible_with_nothing_over_anything(smollm2_replay):
-    log = runlog.parse(json.dumps(smollm2_replay.document))
-    drawn = drawing.draw_run(log.scores, [m["model"] for m in log.run["models"]], keep=True)
-    assert len(drawn) >= 20
-    assert checked(drawn) == []
+# Every figure of the replayed suite is checked as drawn for its report, in tests/test_report.py
+# (test_a_saved_run_makes_the_same_report_later_with_every_figure_legible).

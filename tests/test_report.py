@@ -1,9 +1,11 @@
 """The run log, the report and the summary: everything kept, read back in either format, drawn, and
 opened in a real browser."""
 
+import contextlib
 import copy
 import dataclasses
 import gzip
+import io
 import json
 import os
 import re
@@ -16,7 +18,9 @@ import pytest
 from conftest import PAPER_TRIALS, PLAY_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, outcomes
 from hypothesis import given
 from hypothesis import strategies as st
+from test_drawing import checked
 
+from pytest_gaamas import __main__ as gaamas_main
 from pytest_gaamas import drawing, inert, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
@@ -306,18 +310,34 @@ def test_the_browser_check_catches_a_broken_report(tmp_path):
     assert any("https://cdn.example/x.css" in p for p in problems), problems
 
 
-def test_a_saved_run_makes_the_same_report_later(smollm2_replay, tmp_path):
+def test_a_saved_run_makes_the_same_report_later_with_every_figure_legible(smollm2_replay, tmp_path, monkeypatch):
+    """The replayed suite's report made again from its saved run log, as ``python -m pytest_gaamas
+    report`` makes it: the same bytes as the report and the summary the run wrote; and every figure in
+    it legible, with nothing drawn over anything (tests/test_drawing.py's checks). One drawing of the
+    suite's figures serves both."""
     run = tmp_path / "run.json.gz"
     run.write_bytes(runlog.dumps(smollm2_replay.document, run))
-    done = subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", str(run), "-o", str(tmp_path / "later.html"),
-                           "--markdown", str(tmp_path / "later.md")], capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0 and "wrote" in done.stdout, done.stderr
+    drawn: list[drawing.Drawn] = []
+    draw_run = drawing.draw_run
+
+    def keeping(*args, **options):
+        drawn.extend(draw_run(*args, **options, keep=True))
+        return drawn
+
+    monkeypatch.setattr(drawing, "draw_run", keeping)
+    said, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(errors):
+        code = gaamas_main.main(["report", str(run), "-o", str(tmp_path / "later.html"), "--markdown", str(tmp_path / "later.md")])
+    assert code == 0 and "wrote" in said.getvalue(), errors.getvalue()
     assert (tmp_path / "later.md").read_text() == (smollm2_replay.folder / "summary.md").read_text()
     later, first = ((p).read_text() for p in (tmp_path / "later.html", smollm2_replay.folder / "report.html"))
     assert later == first
-    missing = subprocess.run([sys.executable, "-m", "pytest_gaamas", "report", "no-such-run", "--runs-dir", str(tmp_path)],
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--gaamas-save" in missing.stderr
+    assert len(drawn) >= 20
+    assert checked(drawn) == []
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        code = gaamas_main.main(["report", "no-such-run", "--runs-dir", str(tmp_path)])
+    assert code == 2 and errors.getvalue().count("\n") == 1 and "--gaamas-save" in errors.getvalue()
 
 
 # -- three verdicts in the run log, the report and the summary ------------------------------------
