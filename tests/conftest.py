@@ -1,4 +1,6 @@
+import contextlib
 import fcntl
+import io
 import json
 import os
 import re
@@ -116,6 +118,16 @@ def smollm2_replay(shared_folder) -> Replay:
         f"--gaamas-report={folder / 'report.html'}", f"--gaamas-markdown={folder / 'summary.md'}",
     )  # fmt: skip
     return Replay(code, document, output, folder)
+
+
+def gaamas_command(*arguments: str) -> tuple[int, str, str]:
+    """``python -m pytest_gaamas *arguments``, in this process: its exit code, what it printed, what it said on stderr."""
+    from pytest_gaamas import __main__ as gaamas_main
+
+    said, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(errors):
+        code = gaamas_main.main(list(arguments))
+    return code, said.getvalue(), errors.getvalue()
 
 
 def outcomes(result) -> dict[str, int]:

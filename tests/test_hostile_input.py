@@ -2,10 +2,8 @@
 content gives a decision, an invalid answer with its reason, or one line naming the file, and never
 another exception. Fuzzed with hypothesis, and with the inputs that broke the parsers before."""
 
-import contextlib
 import copy
 import gzip
-import io
 import json
 import math
 import os
@@ -18,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import gaamas_command
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import __main__ as gaamas_main
 from pytest_gaamas import answers, compare, inert, runlog, safejson
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.games import bos_agents, commons, dictator, portfolio, prisoners, repeated, ring
@@ -450,10 +448,8 @@ def _damaged(document: dict, damage: list) -> dict:
 
 
 def _report_or_one_line(path: Path, out: Path) -> tuple[int, str]:
-    errors, said = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(said):
-        code = gaamas_main.main(["report", str(path), "-o", str(out / "report.html"), "--markdown", str(out / "summary.md")])
-    return code, errors.getvalue()
+    code, _, errors = gaamas_command("report", str(path), "-o", str(out / "report.html"), "--markdown", str(out / "summary.md"))
+    return code, errors
 
 
 def test_any_damage_to_a_run_log_is_a_report_or_one_line_naming_the_field(small_run_log, tmp_path_factory):

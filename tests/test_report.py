@@ -1,11 +1,9 @@
 """The run log, the report and the summary: everything kept, read back in either format, drawn, and
 opened in a real browser."""
 
-import contextlib
 import copy
 import dataclasses
 import gzip
-import io
 import json
 import os
 import re
@@ -15,12 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PAPER_TRIALS, PLAY_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, outcomes
+from conftest import PAPER_TRIALS, PLAY_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, gaamas_command, outcomes
 from hypothesis import given
 from hypothesis import strategies as st
 from test_drawing import checked
 
-from pytest_gaamas import __main__ as gaamas_main
 from pytest_gaamas import drawing, inert, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
@@ -321,23 +318,20 @@ def test_a_saved_run_makes_the_same_report_later_with_every_figure_legible(smoll
     draw_run = drawing.draw_run
 
     def keeping(*args, **options):
-        drawn.extend(draw_run(*args, **options, keep=True))
-        return drawn
+        figures = draw_run(*args, **options, keep=True)
+        drawn.extend(figures)
+        return figures
 
     monkeypatch.setattr(drawing, "draw_run", keeping)
-    said, errors = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(errors):
-        code = gaamas_main.main(["report", str(run), "-o", str(tmp_path / "later.html"), "--markdown", str(tmp_path / "later.md")])
-    assert code == 0 and "wrote" in said.getvalue(), errors.getvalue()
+    code, said, errors = gaamas_command("report", str(run), "-o", str(tmp_path / "later.html"), "--markdown", str(tmp_path / "later.md"))
+    assert code == 0 and "wrote" in said, errors
     assert (tmp_path / "later.md").read_text() == (smollm2_replay.folder / "summary.md").read_text()
     later, first = ((p).read_text() for p in (tmp_path / "later.html", smollm2_replay.folder / "report.html"))
     assert later == first
     assert len(drawn) >= 20
     assert checked(drawn) == []
-    errors = io.StringIO()
-    with contextlib.redirect_stderr(errors):
-        code = gaamas_main.main(["report", "no-such-run", "--runs-dir", str(tmp_path)])
-    assert code == 2 and errors.getvalue().count("\n") == 1 and "--gaamas-save" in errors.getvalue()
+    code, _, errors = gaamas_command("report", "no-such-run", "--runs-dir", str(tmp_path))
+    assert code == 2 and errors.count("\n") == 1 and "--gaamas-save" in errors
 
 
 # -- three verdicts in the run log, the report and the summary ------------------------------------

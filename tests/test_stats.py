@@ -199,9 +199,6 @@ def test_change_between_runs_uses_fisher_for_rates_and_welch_for_means():
 from fractions import Fraction  # noqa: E402
 from itertools import combinations  # noqa: E402
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 
 def _monte_carlo_slack(p: float, resamples: int) -> float:
@@ -421,7 +418,7 @@ def test_holm_family_is_the_step_down_formula(p_values):
     assert {name for name, (_, a) in family.items() if a <= alpha} == rejected
 
 
-@hypothesis_settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=2, max_size=10))  # scipy takes two pairs or more
 def test_the_paired_sign_flip_test_is_scipys_exact_paired_permutation_test(pairs):
     first, second = [float(a) for a, _ in pairs], [float(b) for _, b in pairs]
