@@ -1,8 +1,10 @@
-"""``python -m pytest_gaamas report RUN -o report.html``: the report of a run saved earlier."""
+"""``python -m pytest_gaamas report RUN -o report.html``: the report of a run saved earlier.
+``python -m pytest_gaamas null-rates [FILES]``: the "met" verdicts agents that never read the game earn, per table."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -25,7 +27,19 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("-o", "--output", type=Path, default=Path("report.html"), metavar="PATH", help="the HTML file to write (default: report.html)")
     report.add_argument("--markdown", type=Path, metavar="PATH", help="also write the Markdown summary to PATH")
     report.add_argument("--runs-dir", type=Path, default=Path("gaamas-runs"), metavar="DIR", help="where saved runs live (default: gaamas-runs)")
+    null = commands.add_parser(
+        "null-rates", help="measure the 'met' verdicts agents that never read the game earn in each table",
+        description="Play behaviour files with null agents (reference:random and blind agents) once per seed, offline, "
+        "and write how many of each table's cells each earned 'met' per run, and in how many runs any did.",
+    )  # fmt: skip
+    null.add_argument("files", nargs="*", type=Path, metavar="FILE", help="behaviour files (default: behaviours/test_*.py)")
+    null.add_argument("--agent", action="append", metavar="SPEC", help="a null agent (repeatable; default: reference:random)")
+    null.add_argument("--seeds", type=int, default=20, metavar="N", help="seeded runs, seeds 1..N (default: 20)")
+    null.add_argument("--workers", type=int, default=2, metavar="N", help="pytest-xdist workers per run (default: 2)")
+    null.add_argument("-o", "--output", type=Path, default=Path("null_met.json"), metavar="PATH", help="where to write them")
     arguments = parser.parse_args(argv)
+    if arguments.command == "null-rates":
+        return _null_rates(arguments)
 
     started = time.perf_counter()
     try:
@@ -40,6 +54,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     size = arguments.output.stat().st_size
     print(terminal(f"gaamas: wrote {arguments.output} ({size / 1e6:.1f} MB) from {path} in {time.perf_counter() - started:.1f} s"))
+    return 0
+
+
+def _null_rates(arguments: argparse.Namespace) -> int:
+    from . import null_runs
+
+    files = arguments.files or sorted(Path("behaviours").glob("test_*.py"))
+    if not files or not 1 <= arguments.seeds <= 1000:
+        print("gaamas: null-rates needs behaviour files (or a behaviours/ folder here) and 1 to 1000 seeds", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    rates = null_runs.measure(files, tuple(arguments.agent or null_runs.DEFAULT_AGENTS), range(1, arguments.seeds + 1),
+                              workers=arguments.workers, progress=lambda line: print(terminal(f"gaamas: null-rates: {line}")))
+    write_atomically(arguments.output, (json.dumps(rates.to_json(), indent=1) + "\n").encode(), what="null rates")
+    print(terminal(f"gaamas: wrote {arguments.output}: {len(rates.tables)} tables, {arguments.seeds} seeds, "
+                   f"{time.perf_counter() - started:.0f} s"))
     return 0
 
 

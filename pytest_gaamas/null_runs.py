@@ -1,0 +1,155 @@
+"""How many "met" verdicts an agent that never reads the game earns in each table, measured.
+
+A verdict is only as good as the rate at which it is earned by chance. Each table's cells are
+corrected as a family, but what a reader needs beside the table is the figure itself: over seeded
+whole-suite runs of the null agents (``reference:random`` and blind agents, which answer from the
+prompt's surface), how many of the table's cells each earned "met", per run, and in how many runs
+any cell did. ``python -m pytest_gaamas null-rates`` measures it; the shipped behaviours' figures
+live in ``data/null_met.json``, keyed by table title and tied to each behaviour file's text by a
+digest, so a behaviour changed since its measurement shows as stale instead of as a figure that no
+longer describes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+#: What the shipped figures were measured with: the coin, and blind agents that lean on each part of
+#: a prompt's surface a shortcut could use (a constant across the range, an option by its place, a
+#: label by its spelling, what the question names first or last, a biased coin).
+DEFAULT_AGENTS = ("reference:random",)
+DEFAULT_SEEDS = tuple(range(1, 21))
+SHIPPED_FILE = "null_met.json"
+
+
+@dataclass(frozen=True)
+class TableNull:
+    """One table's figures over the null runs, for one agent."""
+
+    cells: int
+    #: Mean number of cells judged "met" per run.
+    met_per_run: float
+    #: Runs in which at least one cell was judged "met".
+    runs_with_met: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class NullRates:
+    agents: tuple[str, ...]
+    seeds: tuple[int, ...]
+    #: Table title -> agent spec -> its figures.
+    tables: Mapping[str, Mapping[str, TableNull]]
+    #: Behaviour name -> the digest of its file's text when measured.
+    behaviours: Mapping[str, str]
+    #: Table title -> the behaviour that draws it.
+    table_behaviour: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "agents": list(self.agents),
+            "seeds": list(self.seeds),
+            "behaviours": dict(self.behaviours),
+            "tables": {
+                title: {"behaviour": self.table_behaviour.get(title), "agents": {a: vars(f) for a, f in per_agent.items()}}
+                for title, per_agent in sorted(self.tables.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> NullRates:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"null rates of format {data.get('format')!r}; this plugin reads format {FORMAT}")
+        tables = {title: {a: TableNull(**f) for a, f in entry["agents"].items()} for title, entry in data["tables"].items()}
+        return cls(
+            agents=tuple(data["agents"]), seeds=tuple(data["seeds"]), tables=tables, behaviours=dict(data["behaviours"]),
+            table_behaviour={title: entry["behaviour"] for title, entry in data["tables"].items() if entry.get("behaviour")},
+        )  # fmt: skip
+
+    def stale(self, behaviour: str, digest: str | None) -> bool:
+        """Whether ``behaviour``'s file has changed (or is unknown) since these figures were measured."""
+        return digest is None or self.behaviours.get(behaviour) != digest
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def behaviour_digests(files: Iterable[Path]) -> dict[str, str]:
+    return {path.stem.removeprefix("test_"): file_digest(path) for path in files}
+
+
+def tally(documents: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, TableNull]], dict[str, str]]:
+    """Each table's "met" verdicts per agent over run logs (one a seed, each with any null agents), as
+    ``TableNull`` figures: an agent's runs are the logs it played in."""
+    runs: dict[str, int] = {}
+    met: dict[tuple[str, str], list[int]] = {}
+    cells: dict[tuple[str, str], int] = {}
+    owner: dict[str, str] = {}
+    for document in documents:
+        played = {score["model"] for score in document["scores"]}
+        for agent in played:
+            runs[agent] = runs.get(agent, 0) + 1
+        this_run: dict[tuple[str, str], int] = {}
+        judged: dict[tuple[str, str], int] = {}
+        for score in document["scores"]:
+            if score.get("verdict") is None:
+                continue
+            key = (score["table"], score["model"])
+            owner.setdefault(score["table"], score["behaviour"])
+            this_run[key] = this_run.get(key, 0) + (score["verdict"] == "met")
+            judged[key] = judged.get(key, 0) + 1
+        for key, count in this_run.items():
+            cells[key] = max(cells.get(key, 0), judged[key])
+            met.setdefault(key, []).append(count)
+    tables: dict[str, dict[str, TableNull]] = {}
+    for (table, agent), counts in met.items():
+        total = runs[agent]
+        tables.setdefault(table, {})[agent] = TableNull(cells[table, agent], sum(counts) / total, sum(n > 0 for n in counts), total)
+    return tables, owner
+
+
+def measure(
+    files: Sequence[Path], agents: Sequence[str] = DEFAULT_AGENTS, seeds: Sequence[int] = DEFAULT_SEEDS, *,
+    workers: int = 2, progress=print,
+) -> NullRates:  # fmt: skip
+    """Play ``files`` with every agent of ``agents`` once per seed (one pytest run a seed, offline) and
+    count the "met" verdicts of each table."""
+    documents = []
+    with tempfile.TemporaryDirectory(prefix="gaamas-null-") as folder:
+        for seed in seeds:
+            log = Path(folder) / f"seed-{seed}.json"
+            command = [
+                sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider", f"--gaamas-seed={seed}",
+                f"--gaamas-json={log}", f"--gaamas-journal-dir={Path(folder) / 'journal'}", "--gaamas-record=none",
+                *(f"--gaamas-model={agent}" for agent in agents), *(("-n", str(workers)) if workers > 1 else ()),
+            ]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "true"})
+            if not log.exists():
+                raise RuntimeError(f"the null run at seed {seed} wrote no run log (exit {done.returncode}): {done.stdout[-2000:]}")
+            documents.append(json.loads(log.read_text()))
+            progress(f"seed {seed}: {sum(s.get('verdict') == 'met' for s in documents[-1]['scores'])} met")
+    tables, owner = tally(documents)
+    return NullRates(tuple(agents), tuple(seeds), tables, behaviour_digests(files), owner)
+
+
+@lru_cache(maxsize=1)
+def shipped() -> NullRates | None:
+    """The shipped behaviours' figures, or None where the package has none."""
+    path = resources.files("pytest_gaamas.data") / SHIPPED_FILE
+    if not path.is_file():
+        return None
+    return NullRates.from_json(json.loads(path.read_text()))
