@@ -16,18 +16,41 @@ the seed has none.
 Score: coordination rate (both chose the same action), points (mean of the two players) and
 prediction accuracy, per round with 95% CI; the verdict uses each game's coordination rate over all
 10 rounds, a round with an invalid answer counting as not coordinated.
+Beyond habits: two players meet by chance as often as their own habits make them choose the same
+label (two copies that always name A meet every round without reading anything). The baseline is
+player Y of one game paired with player Z of every *other* game of the cell, round by round: the
+meeting the players' own habits give, shuffled pairs. The excess is the real pairs' coordination
+minus it, with its bootstrap interval over games, and a one-sided permutation test of the pairing
+(exact up to 7 games, else 9,999 re-pairings seeded by the cell). A pair meets by reading the game
+and each other only where what it meets on changes from game to game with what the game
+counterbalances: which player opens the talk and the order each player sees the meetings in (the
+agents' prompts and forms; the script's form, but not its rules, which say "A or B"). Which meeting
+each label names and which player prefers which are the same in every game (Y prefers A), so a pair
+that always meets at Y's favourite shows no excess, whether it read the payoffs or only the letter.
 Theory: rational agents coordinate as well as their information allows: with talk the opener
 proposes a convention (alternate A, B, ...) and both keep it, every round; without talk each plays
 the mixed equilibrium (its favourite with probability 3/5, meeting with probability 12/25) until
 they first meet, then stays there (reference:rational). The rational omniscient script writes the
 convention and meets every round. Independent random play coordinates half the time. People: about 48% coordination without talk, 95% with one-way
 and 55% with one round of two-way talk (Cooper et al. 1989; unverified figures, a one-shot game).
-Verdict: passes when the lower 95% bound of the mean coordination rate reaches `min_coordination`
-(0.75); override with --gaamas-threshold=agent_coordination.min_coordination=VALUE.
+Verdict: met when the lower 95% bound of the mean coordination rate reaches `min_coordination`
+(0.75; override with --gaamas-threshold=agent_coordination.min_coordination=VALUE) and the excess over
+shuffled pairs is above 0 (permutation p < 0.05 over the 16 cells of the test, Bonferroni); missed
+when the rate's upper bound is below the threshold or the excess's interval reaches no higher than 0.
+The same for the script's two players.
 Script against agents, per information and number of messages: coordination, points and
-prediction accuracy side by side, with script minus agents and its 95% interval. The claim "the
-omniscient script overstates success": the script's games coordinate more than the agents'
-(Mann-Whitney U, one-sided, Holm over the message counts), reported whichever way it comes out.
+prediction accuracy side by side, with script minus agents and its 95% interval. The claim "one
+author overstates what two achieve": the script's games coordinate more than the agents'
+(Mann-Whitney U, one-sided, Holm over the message counts), reported whichever way it comes out. It
+compares one writer applying one rule to both sides with two separate conversations, and says
+nothing of what knowing the other's payoffs adds: in the common game the agents know them too.
+Omniscience: what the script gains from knowing what the agents do not is the difference in
+differences, (script - agents) with private payoffs minus (script - agents) with both known, per
+game's coordination rate, with its bootstrap interval; the claim "omniscience adds success" is its
+one-sided bootstrap test (Holm over the message counts). It holds the writer, the rule and the
+prompts' frame fixed up to the one thing that differs, but the script's own prompt differs between
+the two conditions too (payoffs marked private or known to both): the difference in differences
+measures the information condition's effect on the gap, not a script that does not see the other side.
 Leakage against chance (private game): the acts that would reveal the other's payoffs
 (pytest_gaamas.games.bos_agents) as the script makes them beside the same acts by the agents, who
 could not have known: the baseline. The claim "the script leaks beyond chance": its games' share
@@ -38,9 +61,11 @@ shown apart.
 
 import pytest
 
-from pytest_gaamas import rounds, stats, verdicts
+import zlib
+
+from pytest_gaamas import metrics, rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
-from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, revealing_rate
+from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, moves, revealing_rate
 from pytest_gaamas.report import cell, p_value_text
 
 PAPER_TRIALS = 30
@@ -59,15 +84,29 @@ PEOPLE_COORDINATION = {0: 0.48, 1: 0.95, 2: 0.55}
 PEOPLE_SOURCE = ("Cooper, DeJong, Forsythe & Ross (1989), RAND J. Econ. 20(4): no talk / one-way / one round of two-way talk, one-shot; "
                  "their two-way messages were sent at once, where here the second answers the first")
 ALPHA = 0.05
+#: The cells of test_agent_coordination, one family: the excess is judged at ALPHA over them (Bonferroni).
+CELLS = len(MESSAGES) * len(SIMULATIONS) * len(INFORMATION)
 #: A claim's verdict in the seed's words.
 SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.INCONCLUSIVE: "not shown"}
-CRITERION = (f"the script's games coordinate more than the agents': Mann-Whitney U, one-sided p < {ALPHA} after Holm's "
+CRITERION = (f"one author's games (the script) coordinate more than two agents': Mann-Whitney U, one-sided p < {ALPHA} after Holm's "
              f"correction over the {len(MESSAGES)} message counts; contradicted where the agents coordinate more as significantly")
+OMNISCIENCE_TABLE = ("Agent-agent coordination: what knowing the other's payoffs adds to the script, (script - agents) with private "
+                     "payoffs minus (script - agents) with both known, coordination rate per game")
+OMNISCIENCE_COLUMNS = ("script - agents, private [95% CI]", "script - agents, common [95% CI]", "difference in differences [95% CI]",
+                       "p (omniscience adds, one-sided)", "p (Holm)")
+OMNISCIENCE_CRITERION = (f"the script's lead over the agents is larger where only it knows both payoffs: difference in differences, "
+                         f"one-sided bootstrap p < {ALPHA} after Holm's correction over the {len(MESSAGES)} message counts; "
+                         "contradicted where it is smaller as significantly")
 
 LEVELS_TABLE = {information: f"{title}: the pair's outcome beside each player's own choices" for information, title in TABLE.items()}
 LEVELS_COLUMNS = ("pair: coordination rate [95% CI]", "players: moves to their own favourite [95% CI]",
                   "players: own favourite in round 1 [95% CI]", "valid moves")  # fmt: skip
-SCRIPT_TABLE = {information: f"{title}: the omniscient script against separate agents, per game [95% CI]" for information, title in TABLE.items()}
+EXCESS_TABLE = {information: f"{title}: coordination beyond the players' own habits, real pairs against shuffled pairs" for information, title in TABLE.items()}
+EXCESS_COLUMNS = ("coordination rate [95% CI]", "shuffled pairs (own habits)", "excess [95% CI]", "p (excess > 0, permutation)")
+EXCESS_CRITERION = (f"the real pairs meet more than the same players paired across games: permutation p < {ALPHA} / {CELLS} cells; "
+                    "judged with the coordination rate in the cell's verdict")
+SCRIPT_TABLE = {information: f"{title}: one author writing both players (the script) against two separate agents, per game [95% CI]"
+                for information, title in TABLE.items()}  # fmt: skip
 SCRIPT_COLUMNS = ("agents", "script", "script - agents [95% CI]", "p (script > agents, one-sided)", "p (Holm)")
 #: Per game: its measure from the outcome.
 MEASURES = {
@@ -107,7 +146,8 @@ def test_agent_coordination(gaamas, messages, simulation, information):
 
     coordination = stats.mean([MEASURES["coordination rate"](r.outcome) for r in records])
     threshold = gaamas.threshold("min_coordination", MIN_COORDINATION)
-    verdict = verdicts.at_least(coordination, threshold)
+    beyond = beyond_habits(records, cell_seed(gaamas.seed, messages, simulation, information))
+    verdict = both(verdicts.at_least(coordination, threshold), excess_verdict(beyond))
     invalid = sum(not a["valid"] for r in records for p in PLAYERS for a in r.outcome["players"][p])
     column = COLUMNS[MESSAGES.index(messages)]
 
@@ -118,10 +158,13 @@ def test_agent_coordination(gaamas, messages, simulation, information):
         estimate=coordination,
         invalid=invalid,
         verdict=verdict,
-        criterion=f"lower 95% bound of the mean coordination rate >= {threshold}",
+        criterion=f"lower 95% bound of the mean coordination rate >= {threshold}, and an excess over shuffled pairs "
+                  f"(permutation p < {ALPHA} / {CELLS})",
         columns=COLUMNS,
         cells={column: cell(coordination)},
-        details={"invalid_answers": invalid, "invalid_messages": sum(not m["valid"] for r in records for m in r.outcome["messages"])},
+        details={"invalid_answers": invalid, "invalid_messages": sum(not m["valid"] for r in records for m in r.outcome["messages"]),
+                 "shuffled_pairs": beyond.baseline, "excess": beyond.excess.as_json(), "excess_p": beyond.p,
+                 "excess_contrary_p": beyond.contrary_p, "pairings": beyond.pairings},
         n=len(records),
         row={"simulation": simulation},
         row_rank=SIMULATIONS.index(simulation),
@@ -132,13 +175,58 @@ def test_agent_coordination(gaamas, messages, simulation, information):
                          source=PEOPLE_SOURCE, status="unverified")
         if messages in PEOPLE_COORDINATION:
             people = {"coordination rate": {f"people, {column} (unverified)": PEOPLE_COORDINATION[messages]}}
+    report_excess(gaamas, coordination, beyond, column, simulation, information)
     group_and_players(gaamas, records, coordination, column, simulation, information)
     series = f"{column}, {simulation}"
     title = "Agent-agent coordination" + ("" if information == "common" else ", private payoffs")
     rounds.report_series(gaamas, title=title, column=series, columns=SERIES_COLUMNS, scores=per_round(records),
                          references=rounds.reference_curves(game, len(records), gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
                          note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines" if people else "")
-    gaamas.verdict(verdict, f"{simulation}, {information} payoffs: coordination rate {cell(coordination)} with {messages} message{'' if messages == 1 else 's'}; meeting it needs the lower bound >= {threshold}")
+    gaamas.verdict(verdict, f"{simulation}, {information} payoffs: coordination rate {cell(coordination)} with {messages} message{'' if messages == 1 else 's'}, "
+                            f"shuffled pairs {beyond.baseline:.2f}, excess {cell(beyond.excess)} (p = {p_value_text(beyond.p)}); meeting it needs "
+                            f"the lower bound >= {threshold} and an excess (p < {ALPHA} / {CELLS})")  # fmt: skip
+
+
+def cell_seed(seed, *cell) -> int:
+    """The session's seed and the cell's parameters as one seed: each cell's resampling its own."""
+    return zlib.crc32("-".join(map(str, (seed, *cell))).encode())
+
+
+def beyond_habits(records, seed) -> metrics.CoordinationExcess:
+    """The real pairs' meetings against the same players paired across the cell's games."""
+    return metrics.coordination_excess([moves(r.outcome, "Y") for r in records], [moves(r.outcome, "Z") for r in records], seed=seed)
+
+
+def excess_verdict(beyond) -> verdicts.Verdict:
+    """Met when the permutation test shows an excess over the family; missed where the interval
+    leaves no room for one (none, as a shared habit has, or a deficit)."""
+    if beyond.p != beyond.p:  # NaN: fewer than two games, nothing to pair
+        return verdicts.MISSED
+    if beyond.p < ALPHA / CELLS:
+        return verdicts.MET
+    return verdicts.MISSED if beyond.excess.high <= 0 else verdicts.INCONCLUSIVE
+
+
+def both(*judged) -> verdicts.Verdict:
+    """A criterion of several parts: met when every part is, missed when one is, else inconclusive."""
+    if all(v is verdicts.MET for v in judged):
+        return verdicts.MET
+    return verdicts.MISSED if verdicts.MISSED in judged else verdicts.INCONCLUSIVE
+
+
+def report_excess(gaamas, coordination, beyond, column, simulation, information):
+    """The cell's coordination beside the shuffled pairs' and the excess, as a row of its own table."""
+    gaamas.score(
+        table=EXCESS_TABLE[information], metric="excess over shuffled pairs", estimate=beyond.excess, invalid=0, verdict=None,
+        criterion=EXCESS_CRITERION, columns=EXCESS_COLUMNS,
+        cells={EXCESS_COLUMNS[0]: cell(coordination), EXCESS_COLUMNS[1]: f"{beyond.baseline:.2f}", EXCESS_COLUMNS[2]: cell(beyond.excess),
+               EXCESS_COLUMNS[3]: p_value_text(beyond.p)},
+        details={"p": beyond.p, "contrary_p": beyond.contrary_p, "shuffled_pairs": beyond.baseline, "pairings": beyond.pairings},
+        row={"messages": column, "simulation": simulation}, row_rank=SIMULATIONS.index(simulation) * len(MESSAGES) + COLUMNS.index(column),
+        figures=(Figure(f"Agent-agent coordination ({information} payoffs): coordination beyond the players' own habits", INTERVAL,
+                        "real pairs - shuffled pairs [95% CI]", x=column, x_axis="pre-play messages", series=simulation,
+                        references={"own habits: no excess": 0.0}),),
+    )  # fmt: skip
 
 
 def by_game(gaamas, messages, information, of):
@@ -184,6 +272,43 @@ def test_script_overstates_success(gaamas, messages, information):
     (agents_mean, script_mean), p = means["coordination rate"], p_of["coordination rate"]
     gaamas.verdict(claim.verdict, f"{column}, {information} payoffs: the script coordinates {cell(script_mean)}, separate agents "
                                   f"{cell(agents_mean)} (one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
+
+
+def omniscience(gaamas, messages):
+    """The difference in differences of the games' coordination rates at ``messages``, and the two
+    gaps it is made of (script - agents, private and common)."""
+    of = MEASURES["coordination rate"]
+    agents_private, script_private = by_game(gaamas, messages, "private", of)
+    agents_common, script_common = by_game(gaamas, messages, "common", of)
+    gained = metrics.difference_in_differences(script_private, agents_private, script_common, agents_common,
+                                               seed=cell_seed(gaamas.seed, messages, "omniscience"))  # fmt: skip
+    return gained, stats.mean_difference(script_private, agents_private), stats.mean_difference(script_common, agents_common)
+
+
+@pytest.mark.parametrize("messages", MESSAGES)
+def test_omniscience_adds_success(gaamas, messages):
+    """What the script gains from knowing what the agents do not: its lead over them where only it
+    knows both payoffs, less its lead where both agents know them too. One author's shared rule
+    leads as much in both conditions, and cancels."""
+    gains = {count: omniscience(gaamas, count) for count in MESSAGES}
+    claim = verdicts.family({count: (gained.p, gained.contrary_p) for count, (gained, _, _) in gains.items()}, ALPHA)[messages]
+    gained, private, common = gains[messages]
+    column = COLUMNS[MESSAGES.index(messages)]
+    gaamas.score(
+        table=OMNISCIENCE_TABLE, metric="difference in differences: coordination rate", estimate=gained.estimate, invalid=0,
+        n=gained.estimate.n, verdict=claim.verdict, criterion=OMNISCIENCE_CRITERION, columns=OMNISCIENCE_COLUMNS, worse="both",
+        cells={OMNISCIENCE_COLUMNS[0]: cell(private), OMNISCIENCE_COLUMNS[1]: cell(common), OMNISCIENCE_COLUMNS[2]: cell(gained.estimate),
+               OMNISCIENCE_COLUMNS[3]: p_value_text(gained.p), OMNISCIENCE_COLUMNS[4]: p_value_text(claim.p_adjusted)},
+        row={"messages": column}, row_rank=MESSAGES.index(messages), verdict_label=SUPPORT[claim.verdict],
+        details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p": gained.contrary_p, "contrary_p_holm": claim.opposite_adjusted,
+                 "family": claim.family_size, "private_gap": private.as_json(), "common_gap": common.as_json()},
+        figures=(Figure("Agent-agent coordination: what knowing the other's payoffs adds to the script", INTERVAL,
+                        "(script - agents) private - (script - agents) common [95% CI]", x=column, x_axis="pre-play messages",
+                        references={"nothing added": 0.0}),),
+    )  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{column}: the script leads the agents by {cell(private)} with private payoffs and by {cell(common)} with "
+                                  f"both known: omniscience adds {cell(gained.estimate)} (one-sided p = {p_value_text(gained.p)}, "
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
 
 
 @pytest.mark.parametrize("messages", MESSAGES)

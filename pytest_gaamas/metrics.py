@@ -18,7 +18,14 @@ components test, which scales to thousands of observations. The tests check that
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
+
+from .stats import Estimate
 
 #: Relative tolerance under which two expenditures count as equal, so that a true tie computed in
 #: floating point never turns into a strict preference.
@@ -112,3 +119,124 @@ def _strong_components(adjacency: np.ndarray) -> tuple[int, np.ndarray]:
     from scipy.sparse.csgraph import connected_components
 
     return connected_components(csr_matrix(adjacency), directed=True, connection="strong")
+
+
+# -- coordination beyond the players' own habits -----------------------------------------------------
+
+#: Up to this many games the permutation test of a pair's excess takes every pairing; above, seeded draws.
+EXACT_PAIRINGS = 7
+PAIRINGS = 9_999
+PAIR_RESAMPLES = 9_999
+
+
+@dataclass(frozen=True)
+class CoordinationExcess:
+    """How much more two players meet than their own habits make them meet by chance.
+
+    ``observed``: the share of rounds the real pairs met. ``baseline``: the share met by player 1 of
+    one game and player 2 of *another* game of the same cell, round by round: the meeting that each
+    player's habits alone give (a label both always name, the option each is shown first), with no
+    reading of this game's other player. ``excess``: observed - baseline, with its bootstrap
+    interval over games. ``p``: the one-sided permutation p that the real pairing meets more than a
+    random re-pairing of the same games (``contrary_p``: less)."""
+
+    observed: float
+    baseline: float
+    excess: Estimate
+    p: float
+    contrary_p: float
+    pairings: int
+
+
+def pair_meetings(first: Sequence[Sequence[str | None]], second: Sequence[Sequence[str | None]]) -> np.ndarray:
+    """M[i, j]: the share of rounds in which player 1 of game i and player 2 of game j choose the
+    same action, round by round; a missing move (None, an unusable answer) meets nothing."""
+    if len(first) != len(second):
+        raise ValueError(f"as many games for each player, got {len(first)} and {len(second)}")
+    rounds = {len(moves) for moves in (*first, *second)}
+    if len(rounds) > 1:
+        raise ValueError(f"every game has the same number of rounds, got {sorted(rounds)}")
+    codes: dict[str, int] = {}
+
+    def coded(games, missing: int) -> np.ndarray:
+        coded_games = [[missing if m is None else codes.setdefault(m, len(codes)) for m in moves] for moves in games]
+        return np.array(coded_games, dtype=int)
+
+    a, b = coded(first, -1), coded(second, -2)  # two missing moves differ: they do not meet
+    if a.size == 0:
+        return np.zeros((len(first), len(second)))
+    return (a[:, None, :] == b[None, :, :]).mean(axis=-1)
+
+
+def coordination_excess(first, second, *, seed: int, confidence: float = 0.95) -> CoordinationExcess:
+    """The excess of the real pairs' meetings over the shuffled pairs' (``CoordinationExcess``).
+    ``first`` and ``second``: each game's moves of player 1 and of player 2, round by round (None for
+    an unusable answer). A habit both players share (the same label every time, the option the
+    question names first where both are shown the same first) meets as often in shuffled pairs as in
+    real ones: no excess. The permutation test is exact up to ``EXACT_PAIRINGS`` games, and takes
+    ``PAIRINGS`` seeded re-pairings above; the interval resamples games (``PAIR_RESAMPLES``, seeded),
+    each resample's baseline over pairs of distinct games."""
+    meetings = pair_meetings(first, second)
+    n = len(meetings)
+    if n < 2:
+        nothing = Estimate(math.nan, math.nan, math.nan, n)
+        observed = float(np.trace(meetings)) if n else math.nan
+        return CoordinationExcess(observed, math.nan, nothing, math.nan, math.nan, 0)
+    rng = np.random.default_rng(seed)
+    observed = float(np.trace(meetings) / n)
+    baseline = float((meetings.sum() - np.trace(meetings)) / (n * (n - 1)))
+    if n <= EXACT_PAIRINGS:
+        pairings = np.array(list(itertools.permutations(range(n))))
+    else:
+        pairings = np.vstack([np.arange(n), rng.permuted(np.tile(np.arange(n), (PAIRINGS, 1)), axis=1)])
+    met = meetings[np.arange(n), pairings].mean(axis=1)
+    tolerance = 1e-12
+    p = float(np.mean(met >= observed - tolerance))
+    contrary = float(np.mean(met <= observed + tolerance))
+    drawn = rng.integers(0, n, (PAIR_RESAMPLES, n)) + n * np.arange(PAIR_RESAMPLES)[:, None]
+    counts = np.bincount(drawn.ravel(), minlength=PAIR_RESAMPLES * n).reshape(PAIR_RESAMPLES, n).astype(float)
+    diagonal = np.diag(meetings)
+    real = counts @ diagonal / n
+    # pairs of two draws of distinct games: all pairs of draws, less those of one game with itself
+    across = ((counts @ meetings) * counts).sum(axis=1) - (counts**2) @ diagonal
+    distinct = n * n - (counts**2).sum(axis=1)  # none where a resample drew one game only
+    excesses = real[distinct > 0] - across[distinct > 0] / distinct[distinct > 0]
+    low, high = np.quantile(excesses, [(1 - confidence) / 2, (1 + confidence) / 2])
+    excess = observed - baseline
+    interval = Estimate(excess, min(float(low), excess), max(float(high), excess), n, "mean")
+    return CoordinationExcess(observed, baseline, interval, p, contrary, len(pairings))
+
+
+@dataclass(frozen=True)
+class DifferenceInDifferences:
+    """(a - b) under one condition minus (a - b) under another, per unit (a game) with independent
+    samples in the four cells: its value and bootstrap interval, and the one-sided p that it exceeds
+    0 (``contrary_p``: that it falls below), from the bootstrap distribution centred on the estimate."""
+
+    estimate: Estimate
+    p: float
+    contrary_p: float
+
+
+def difference_in_differences(a_one, b_one, a_other, b_other, *, seed: int,
+                              confidence: float = 0.95) -> DifferenceInDifferences:
+    """(mean ``a_one`` - mean ``b_one``) - (mean ``a_other`` - mean ``b_other``): how much more ``a``
+    gains over ``b`` under the first condition than under the second. Each cell is resampled on its
+    own (``PAIR_RESAMPLES``, seeded); the p-values compare the estimate with the resampled estimates'
+    spread about it (Hall and Wilson's bootstrap test), so a zero difference with no spread has p 1,
+    and a nonzero one with no spread p 1 / (resamples + 1)."""
+    cells = [np.asarray(c, dtype=float) for c in (a_one, b_one, a_other, b_other)]
+    if any(len(c) == 0 for c in cells):
+        return DifferenceInDifferences(Estimate(math.nan, math.nan, math.nan, 0), math.nan, math.nan)
+    signs = (1.0, -1.0, -1.0, 1.0)
+    value = float(sum(s * c.mean() for s, c in zip(signs, cells)))
+    rng = np.random.default_rng(seed)
+    resampled = sum(s * c[rng.integers(0, len(c), (PAIR_RESAMPLES, len(c)))].mean(axis=1) for s, c in zip(signs, cells))
+    low, high = np.quantile(resampled, [(1 - confidence) / 2, (1 + confidence) / 2])
+    spread = resampled - value
+    tolerance = 1e-12
+    p = (1 + np.count_nonzero(spread >= value - tolerance)) / (PAIR_RESAMPLES + 1)
+    contrary = (1 + np.count_nonzero(spread <= value + tolerance)) / (PAIR_RESAMPLES + 1)
+    n = sum(len(c) for c in cells)
+    estimate = Estimate(value, min(float(low), value), max(float(high), value), n, "mean")
+    return DifferenceInDifferences(estimate, float(p), float(contrary))

@@ -86,9 +86,6 @@ SHORTCUT_EXCEPTIONS = {
         "(which of Foo and Bar cooperates is counterbalanced): a coin's rate, inside people's range",
         "constant split": "half the points on each asset on every budget: a constant split is GARP-consistent (CCEI 1)",
         "always accepts": "accepts every offer, so it accepts $40, which is all the responder's criterion asks",
-        "copies meet": "two copies that name the same meeting every round meet every round: meeting on a label both "
-        "name is coordination (a focal point), which is what the two-agent criterion asks; copies that answer by position "
-        "see independent orders and meet as two coins do",
         "the lake regrows": "catches the middle of the range, 15 fish, every round: a fixed harvest lasts longer where the "
         "lake regrows faster, so its rich-lake societies outlive its harsh-lake ones; regeneration's effect on survival is "
         "the lake's own, true of any society that does not empty it at once, and the claim is reported as such",
@@ -104,7 +101,6 @@ def shortcut_exception(agent: str, test_id: str) -> str | None:
         "label-blind robustness": label_blind_robustness(test_id),
         "constant split": "::test_garp_consistency[" in test_id,
         "always accepts": "::test_ultimatum[" in test_id and "-responder-" in test_id,
-        "copies meet": "::test_agent_coordination[" in test_id,
         "the lake regrows": "::test_commons_claim[" in test_id and "regeneration" in test_id,
     }
     return next((name for name in SHORTCUT_EXCEPTIONS[agent] if found[name]), None)

@@ -70,7 +70,7 @@ SIMULATIONS = ("agents", "script")
 INFORMATION = ("common", "private")
 #: The kinds of act that can leak: chance produces the first as easily as knowledge does.
 ACTS = ("round 1 move", "message")
-CONVENTION = "Let us alternate: A in odd rounds, B in even rounds."
+CONVENTION = "Let us alternate: {first} in odd rounds, {second} in even rounds."
 
 SYSTEM_PROMPT = (
     "You are player {me}. You play a coordination game with player {other} for {rounds} rounds. In each "
@@ -119,6 +119,26 @@ PREFERENCE_WORDS = r"prefers?|favou?rite|wants?|likes?|rather|best|3 points|thre
 
 def other(player: str) -> str:
     return PLAYERS[1 - PLAYERS.index(player)]
+
+
+def convention(first: str) -> str:
+    """The rational opener's proposal: alternate, beginning with ``first``."""
+    return CONVENTION.format(first=first, second=ACTIONS[1 - ACTIONS.index(first)])
+
+
+def convention_in(talk: Sequence[str]) -> str | None:
+    """The meeting of round 1 in the first convention proposed in ``talk`` (the texts heard and
+    said so far), or None."""
+    for text in talk:
+        found = re.match(r"Let us alternate: ([AB]) in odd rounds", text or "")
+        if found:
+            return found.group(1)
+    return None
+
+
+def moves(outcome: Mapping[str, Any], player: str) -> list[str | None]:
+    """``player``'s move in each round of a game (None where its answer was unusable)."""
+    return [r["moves"][player] for r in outcome["rounds"]]
 
 
 def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS, information: str = "private") -> str:
@@ -309,7 +329,7 @@ class AgentCoordinationGame:
                 f'Answer in JSON: {{"message": "<at most {MESSAGE_CHARACTERS} characters>"}}',
                 MESSAGE_SCHEMA,
                 read_message,
-                {"phase": "message", "index": i},
+                {"phase": "message", "index": i, "talk": [m["text"] for m in talk]},
             )
             heard(speaker, answer)
             if answer.valid:
@@ -337,7 +357,7 @@ class AgentCoordinationGame:
                     f"Round {r + 1}/{self.rounds}. Your moves so far: {mine}. {other(player)}'s moves so far: {theirs}.{form}",
                     move_schema(listed[player]),
                     read_move,
-                    {"phase": "round", "round": r, "history": {p: list(h) for p, h in history.items()}},
+                    {"phase": "round", "round": r, "history": {p: list(h) for p, h in history.items()}, "talk": [m["text"] for m in talk]},
                 )
                 heard(player, answer)
                 replies[player] = answer
@@ -429,16 +449,19 @@ class AgentCoordinationGame:
 
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
         if situation["phase"] == "script":
-            return self._reference_script(agent, rng)
+            return self._reference_script(agent, situation, rng)
         if agent == "rational":
-            # With talk, the opener proposes a convention (alternate, A first) and both keep it. Without
-            # talk, nothing tells either which meeting the other will choose: each plays the mixed
-            # equilibrium (its favourite with probability 3/5) until they first meet, then repeats it.
+            # With talk, the opener proposes a convention (alternate, beginning with its own favourite),
+            # the other agrees, and both keep it: which meeting comes first is read from the talk, so
+            # it changes with who opens. Without talk, nothing tells either which meeting the other
+            # will choose: each plays the mixed equilibrium (its favourite with probability 3/5) until
+            # they first meet, then repeats it.
+            proposed = convention_in(situation["talk"])
             if situation["phase"] == "message":
-                return answers.dump({"message": CONVENTION})
-            if self.messages:
-                convention = ACTIONS[situation["round"] % 2]
-                return answers.dump({"prediction": convention, "move": convention})
+                return answers.dump({"message": convention(proposed or FAVOURITE[situation["player"]])})
+            if proposed is not None:
+                meeting = proposed if situation["round"] % 2 == 0 else ACTIONS[1 - ACTIONS.index(proposed)]
+                return answers.dump({"prediction": meeting, "move": meeting})
             met = [y for y, z in zip(situation["history"]["Y"], situation["history"]["Z"]) if y is not None and y == z]
             if met:
                 return answers.dump({"prediction": met[-1], "move": met[-1]})
@@ -451,12 +474,15 @@ class AgentCoordinationGame:
             return answers.dump({"prediction": rng.choice(ACTIONS), "move": rng.choice(ACTIONS)})
         raise ValueError(f"no reference agent {agent!r} for {self.name}")
 
-    def _reference_script(self, agent: str, rng: random.Random) -> str:
+    def _reference_script(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
         """The omniscient writer: the rational one writes a convention that both keep, so the pair
-        meets every round; the random one writes anything."""
+        meets every round, beginning with the favourite of the player who opens the talk (without
+        talk, of either, by a coin); the random one writes anything."""
         if agent == "rational":
-            turns = [{p: {"prediction": ACTIONS[r % 2], "move": ACTIONS[r % 2]} for p in PLAYERS} for r in range(self.rounds)]
-            talk = [CONVENTION] * self.messages
+            first = FAVOURITE[situation["initiator"]] if self.messages else rng.choice(ACTIONS)
+            order = (first, ACTIONS[1 - ACTIONS.index(first)])
+            turns = [{p: {"prediction": order[r % 2], "move": order[r % 2]} for p in PLAYERS} for r in range(self.rounds)]
+            talk = [convention(first)] * self.messages
         elif agent == "random":
             turns = [{p: {"prediction": rng.choice(ACTIONS), "move": rng.choice(ACTIONS)} for p in PLAYERS} for _ in range(self.rounds)]
             talk = [rng.choice(("Let us meet at A.", "Let us meet at B.")) for _ in range(self.messages)]
