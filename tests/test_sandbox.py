@@ -317,3 +317,37 @@ def test_a_strategy_iterating_over_sets_of_objects_answers_the_same_in_every_fre
     if "fixed addresses" not in layers:
         pytest.skip("this host refuses to turn off address randomization (a container's seccomp profile may)")
     assert_the_same_in_every_sandbox("objects")
+
+
+def test_honest_python_idioms_are_strategies_not_failures():
+    """A future import and a decorator from the allowed modules are ordinary Python a model writes."""
+    code = textwrap.dedent(
+        """
+        from __future__ import annotations
+        import functools
+
+        @functools.lru_cache(maxsize=None)
+        def f(x: int) -> list[int]:
+            return [x, x * 2]
+        """
+    )
+    with Sandbox(code, "f", ("x",)) as box:
+        box.start(seed=1)
+        assert box.call(3) == [3, 6]
+        box.finish()
+
+
+@pytest.mark.parametrize(
+    "draw",
+    ["random._random.Random().random()", "random._os.getrandom(8).hex()", "random._os.urandom(8).hex()",
+     "random.SystemRandom().random()", "random.Random().random()"],
+)  # fmt: skip
+def test_every_source_of_randomness_a_strategy_reaches_is_the_trials_seed(draw):
+    """Two trials with one seed play alike, whatever generator the strategy reaches for; two seeds do not."""
+    code = f"import random\ndef f(x):\n    return str({draw})"
+    with Sandbox(code, "f", ("x",)) as box:
+        plays = []
+        for seed in (5, 5, 6):
+            box.start(seed=seed)
+            plays.append(box.call(0))
+    assert plays[0] == plays[1] != plays[2], plays

@@ -36,6 +36,7 @@ host, which checks it again. The audit hook and the import allow-list give hones
 name; the kernel's allow-list, which no code in the process can lift, is what holds.
 """
 
+import __future__  # noqa: F401  (a strategy's future import finds it loaded)
 import builtins
 import errno
 import inspect
@@ -47,6 +48,7 @@ import select
 import signal
 import sys
 import time
+import types
 
 VIOLATION_EXIT = 86
 NOBODY = 65534
@@ -528,7 +530,9 @@ def child_main(requests_fd, answers_fd, setup, code, request, seccomp, child_fil
             layers.append("no processes")
         except (ValueError, OSError):
             pass
-        allowed = frozenset(setup["modules"])
+        # A future import only switches the compiler's behaviour: no module a strategy can use (imported
+        # with this file, before any hook, as the import system's search for it would list folders).
+        allowed = frozenset(setup["modules"]) | {"__future__"}
         names = safe_builtins(allowed)
         seed_every_generator(request["seed"])
         if seccomp.install(child_filter):
@@ -614,6 +618,16 @@ def seed_every_generator(seed):
     random.Random.seed = seed_from_the_trial
     random.seed = random._inst.seed
     random._urandom = os.urandom = stream.randbytes
+    os.getrandom = lambda size, flags=0: stream.randbytes(size)
+    # The C generator behind random.Random seeds itself from the kernel when made with no seed, and a
+    # strategy can reach it as random._random: what it reaches is a generator seeded by the trial.
+    kernel_seeded = random._random.Random
+
+    class TrialSeeded(kernel_seeded):
+        def __init__(self, *seed):  # the C type seeds in __init__ too, from the kernel when given nothing
+            super().__init__(*(seed or (stream.getrandbits(256),)))
+
+    random._random = types.SimpleNamespace(Random=TrialSeeded)
     random.seed(seed)
 
 
@@ -722,9 +736,13 @@ def plain(value, budget):
 def check_function(function, name, arguments):
     if function is None:
         return {"ok": False, "kind": "wrong signature", "detail": f"no function named {name!r}"}
-    if not callable(function) or not inspect.isfunction(function):
+    try:  # a function decorated by an allowed module (functools.lru_cache) is the function it wraps
+        wrapped = inspect.unwrap(function) if callable(function) else function
+    except (ValueError, RecursionError):
+        wrapped = function
+    if not callable(function) or not inspect.isfunction(wrapped):
         return {"ok": False, "kind": "wrong signature", "detail": f"{name!r} is not a function"}
-    if inspect.isgeneratorfunction(function) or inspect.iscoroutinefunction(function):
+    if inspect.isgeneratorfunction(wrapped) or inspect.iscoroutinefunction(wrapped):
         return {"ok": False, "kind": "wrong signature", "detail": f"{name!r} is a generator or coroutine function"}
     try:
         inspect.signature(function).bind(*arguments)
