@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import answers, stats
+from pytest_gaamas import answers, metrics, stats
 from pytest_gaamas.games import bos_agents
 from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, AgentCoordinationGame, reveals_preference
 from pytest_gaamas.games.commons import NAMES, NOBODY, Commons, persona_catches, persona_of
@@ -224,6 +224,153 @@ def test_a_script_that_guesses_shows_no_leakage_beyond_chance_and_one_that_reads
 def test_the_one_sided_test_of_two_samples(first, second, small):
     p = stats.stochastically_greater(first, second)
     assert (p < 0.05) is small and 0.0 <= p <= 1.0
+
+
+# -- coordination beyond the players' own habits, and what omniscience adds ----------------------------
+
+
+def pairs(game, agent, games=30, seed=0):
+    """Each game's moves of Y and of Z, round by round, over ``games`` games of ``game``."""
+    outcomes = [play_trial(game, agent, t, seed=seed, temperature=0.7).outcome for t in range(games)]
+    return [bos_agents.moves(o, "Y") for o in outcomes], [bos_agents.moves(o, "Z") for o in outcomes]
+
+
+def always(label):
+    """Both copies name ``label`` in every move, and the script writes it for both: a shared habit."""
+    def write(decision):
+        situation = decision.situation
+        if situation["phase"] == "message":
+            return answers.dump({"message": f"Let us meet at {label}."})
+        move = {"prediction": label, "move": label}
+        if situation["phase"] == "script":
+            talk = {"messages": [f"Let us meet at {label}."] * situation["messages"]} if situation["messages"] else {}
+            return answers.dump({**talk, "rounds": [{p: move for p in PLAYERS}] * situation["rounds"]})
+        return answers.dump(move)
+    return write
+
+
+def follows_y(decision):
+    """Round 1: the meeting the player is shown first. Then both play what Y played in round 1: Z
+    reads Y's history, so the pair meets from round 2 on, where Y's first meeting changes with the
+    order it was shown."""
+    situation = decision.situation
+    if situation["phase"] == "message":
+        return answers.dump({"message": "Watch what Y does."})
+    history = situation["history"]["Y"]
+    listed = decision.schema["properties"]["move"]["enum"]
+    move = history[0] if history and history[0] else listed[0]
+    return answers.dump({"prediction": move, "move": move})
+
+
+@pytest.mark.parametrize(("simulation", "messages"), [("agents", 0), ("agents", 2), ("script", 0), ("script", 3)])
+@pytest.mark.parametrize("label", ["A", "B"])
+def test_two_copies_with_one_label_habit_meet_every_round_and_show_no_excess(simulation, messages, label):
+    """The label both always name, or the one the script's rules name first, for both players: real
+    pairs meet every round, and so does Y of one game with Z of any other. The interval is [0, 0],
+    the permutation test cannot reject, and the criterion is missed, where the coordination rate
+    alone (1.0) would have met it."""
+    first, second = pairs(AgentCoordinationGame(messages, simulation=simulation), Writer(always(label)))
+    beyond = metrics.coordination_excess(first, second, seed=1)
+    assert beyond.observed == beyond.baseline == 1.0
+    assert (beyond.excess.value, beyond.excess.low, beyond.excess.high) == (0.0, 0.0, 0.0)
+    assert beyond.p == 1.0
+
+
+@pytest.mark.parametrize("agent", ["first", "last"])
+def test_copies_that_answer_by_position_meet_no_more_than_shuffled_pairs(agent):
+    """Each player is shown the meetings in its own order: copies answering by position meet as
+    often in shuffled pairs as in real ones (about half the time), so their excess is about 0."""
+    for simulation in ("agents", "script"):
+        beyond = metrics.coordination_excess(*pairs(AgentCoordinationGame(1, simulation=simulation), ReferenceAgent(agent)), seed=2)
+        assert abs(beyond.observed - 0.5) < 0.2 and abs(beyond.excess.value) < 0.1 and beyond.p > 0.05
+
+
+def test_a_pair_that_reads_each_other_shows_an_excess_over_its_habits():
+    """Z reads Y's first move from the history and both keep it: they meet in rounds 2-10 wherever
+    Y's order sent it, which a Y of another game matches only half the time. The rational agents
+    (a convention that begins with the opener's favourite, read from the talk; without talk, the
+    first meeting found, kept) and the rational script show it too. Two coins show an excess no
+    more often than the test's level allows: at most 3 of 20 seeds at p < 0.05 (a test whose false
+    alarms ran at 20% would pass that with probability 0.41)."""
+    game = AgentCoordinationGame(0)
+    reading = metrics.coordination_excess(*pairs(game, Writer(follows_y)), seed=3)
+    assert reading.observed >= 0.9 and 0.3 < reading.excess.value and reading.excess.low > 0.2 and reading.p < 0.001
+    for messages, simulation in ((0, "agents"), (2, "agents"), (1, "script"), (0, "script")):
+        rational = metrics.coordination_excess(*pairs(AgentCoordinationGame(messages, simulation=simulation), ReferenceAgent("rational")), seed=4)
+        assert rational.observed > 0.8 and rational.excess.low > 0.2 and rational.p < 0.05 / 16, (messages, simulation, rational)
+    false_alarms = [seed for seed in range(20) if metrics.coordination_excess(*pairs(game, ReferenceAgent("random"), seed=seed), seed=seed).p < 0.05]
+    assert len(false_alarms) <= 3, false_alarms
+
+
+def test_the_permutation_test_of_a_pairing_is_exact_for_a_few_games():
+    """Five games whose two players always name the same label, A, B, A, B, A: a re-pairing meets as
+    well as the real one when it sends A's to A's (3! 2! = 12 of 5! = 120): p = 0.1, exactly; and
+    the shuffled pairs meet in 8 of the 20 pairs of distinct games."""
+    labels = "ABABA"
+    first = second = [[label] * 10 for label in labels]
+    beyond = metrics.coordination_excess(first, second, seed=0)
+    assert beyond.pairings == 120 and beyond.p == pytest.approx(12 / 120) and beyond.contrary_p == 1.0
+    assert beyond.observed == 1.0 and beyond.baseline == pytest.approx(8 / 20) and beyond.excess.value == pytest.approx(0.6)
+    # a pair that avoids each other: Z names the other label, and meets less than shuffled pairs do
+    avoiding = metrics.coordination_excess(first, [["B" if label == "A" else "A"] * 10 for label in labels], seed=0)
+    assert avoiding.observed == 0.0 and avoiding.excess.value < 0 and avoiding.p == 1.0 and avoiding.contrary_p == pytest.approx(12 / 120)
+
+
+def test_an_unusable_move_meets_nothing_not_even_another_unusable_one():
+    meetings = metrics.pair_meetings([["A", None], [None, None]], [["A", None], ["B", None]])
+    assert meetings.tolist() == [[0.5, 0.0], [0.0, 0.0]]
+    with pytest.raises(ValueError, match="as many games"):
+        metrics.pair_meetings([["A"]], [])
+
+
+def test_the_difference_in_differences_on_planted_games():
+    """A script that leads the agents by 0.5 where only it knows both payoffs, and by nothing where
+    the agents know them too, adds 0.5 by omniscience; one that leads by 0.5 in both (one author's
+    rule) adds nothing, whatever its lead; the contrary shows where it leads only in the common game."""
+    rng = __import__("random").Random(7)
+    half = lambda: [rng.choice((0.3, 0.5, 0.7)) for _ in range(30)]  # noqa: E731
+    ones = [1.0] * 30
+    omniscient = metrics.difference_in_differences(ones, half(), ones, ones, seed=1)
+    assert omniscient.estimate.value == pytest.approx(0.5, abs=0.06) and omniscient.estimate.low > 0.3 and omniscient.p < 0.001
+    assert omniscient.contrary_p > 0.99
+    author = metrics.difference_in_differences(ones, half(), ones, half(), seed=2)
+    assert abs(author.estimate.value) < 0.1 and author.estimate.low < 0 < author.estimate.high and author.p > 0.05 and author.contrary_p > 0.05
+    contrary = metrics.difference_in_differences(ones, ones, ones, half(), seed=3)
+    assert contrary.estimate.value < -0.3 and contrary.contrary_p < 0.001 and contrary.p > 0.99
+    still = metrics.difference_in_differences(ones, ones, ones, ones, seed=4)  # no difference and no spread
+    assert (still.estimate.value, still.p, still.contrary_p) == (0.0, 1.0, 1.0)
+
+
+def test_one_author_overstates_success_without_omniscience_and_the_difference_in_differences_tells_them_apart():
+    """Played: the rational script writes a convention in both conditions. Agents that meet in every
+    other round whatever they are told: the script overstates success in both, and adds nothing by
+    knowing the other's payoffs. Agents that meet every round when told both payoffs, and every other
+    round when not: the script's lead exists only with private payoffs, and the difference in
+    differences shows it."""
+    def rates(information, simulation, agent):
+        game = AgentCoordinationGame(0, simulation=simulation, information=information)
+        return [sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"])
+                for o in (play_trial(game, agent, t, seed=0, temperature=0.7).outcome for t in range(30))]  # fmt: skip
+
+    def half(decision):  # Y stays at A, Z alternates: they meet in every other round, whatever they are told
+        situation = decision.situation
+        move = "A" if situation["player"] == "Y" or situation["round"] % 2 == 0 else "B"
+        return answers.dump({"prediction": move, "move": move})
+
+    def told_both(decision):  # told the other's payoffs (the seed's game), both go to Y's favourite; else as ``half``
+        if "Both of you know all these payoffs" in decision.messages[0]["content"]:
+            return answers.dump({"prediction": FAVOURITE["Y"], "move": FAVOURITE["Y"]})
+        return half(decision)
+
+    script = {i: rates(i, "script", ReferenceAgent("rational")) for i in ("private", "common")}
+    separate = {i: rates(i, "agents", Writer(half)) for i in ("private", "common")}
+    assert all(stats.stochastically_greater(script[i], separate[i]) < 0.001 for i in script)  # one author vs two
+    author = metrics.difference_in_differences(script["private"], separate["private"], script["common"], separate["common"], seed=0)
+    assert author.estimate.value == 0.0 and author.p == 1.0
+    informed = {i: rates(i, "agents", Writer(told_both)) for i in ("private", "common")}
+    assert stats.mean(informed["common"]).value == 1.0 and stats.mean(informed["private"]).value == 0.5
+    gained = metrics.difference_in_differences(script["private"], informed["private"], script["common"], informed["common"], seed=0)
+    assert gained.estimate.value == 0.5 and gained.p < 0.001 and gained.contrary_p == 1.0
 
 
 # -- the commons ------------------------------------------------------------------------------------

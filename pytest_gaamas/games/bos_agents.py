@@ -46,7 +46,13 @@ Counterbalanced (:mod:`pytest_gaamas.counterbalance`): each player sees the two 
 its own order, independent of the other's and crossed with who opens the talk, in its rules, its
 answer form and its schema (the script's form lists each player's fields in that player's order).
 Two copies of an agent that answers by position therefore meet half the time, as two coins do,
-not every round.
+not every round. Who opens the talk changes from game to game too. What does not: which meeting each
+label names and which player prefers which (Y always prefers A), and the script's rules, which say
+"A or B" to both players. Two copies that always name A, or the option the rules name first, meet
+every round without reading anything; so the behaviour judges a pair's coordination by its excess
+over the same players paired across games (:func:`pytest_gaamas.metrics.coordination_excess`), which
+a habit both share does not reach, and a convention that changes with the game (the rational opener
+proposes its own favourite first) does.
 """
 
 from __future__ import annotations
