@@ -351,3 +351,16 @@ def test_every_source_of_randomness_a_strategy_reaches_is_the_trials_seed(draw):
             box.start(seed=seed)
             plays.append(box.call(0))
     assert plays[0] == plays[1] != plays[2], plays
+
+
+def test_a_strategys_failure_reason_holds_no_character_a_terminal_or_browser_obeys():
+    """The reason quotes the strategy's own exception: what it chose to write there stays inert in the
+    run log and the HTML report too, not only on the terminal."""
+    code = "def f(x):\n    raise ValueError('\\x1b]52;c;cHduZWQ=\\x07 \\u202eevil \\x1b[2J')"
+    with Sandbox(code, "f", ("x",)) as box:
+        box.start(seed=1)
+        with pytest.raises(StrategyFailure) as failed:
+            box.call(1)
+    reason = failed.value.reason
+    assert failed.value.kind == "raised" and "ValueError" in reason
+    assert reason.isprintable() and "\\x1b" in reason and "\\u202e" in reason, reason

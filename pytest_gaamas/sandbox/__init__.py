@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import safejson
+from ..inert import terminal
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 #: What a strategy may import: computation only, no I/O, no introspection of the interpreter.
@@ -85,6 +86,9 @@ class StrategyFailure(Exception):
     """A strategy that cannot be used; ``kind`` is one of :data:`KINDS`."""
 
     def __init__(self, kind: str, detail: str = ""):
+        # The detail quotes the strategy's own exceptions and values: made inert here, once, so no run
+        # log, report or terminal ever holds the escape, bell or bidirectional characters it chose.
+        detail = terminal(detail)
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind
         self.detail = detail
