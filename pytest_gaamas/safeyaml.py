@@ -5,7 +5,8 @@ process (SIGSEGV), where a Python exception would have been one line. Its pure-P
 recurses too, and is fifteen times slower. :func:`load` reads libyaml's event stream (the C
 parser, which keeps its own stack on the heap) and builds the value with a stack of its own: it
 cannot recurse, stops at the first collection nested more than ``max_depth`` deep or the
-``max_nodes``-th value, and refuses aliases (each one could stand for a whole tree again) and any
+``max_nodes``-th value, and refuses a key written twice in one mapping (a bad merge, whose
+second copy would silently replace the first), aliases (each one could stand for a whole tree again) and any
 tag that is not plain data. Every scalar is read as PyYAML's safe loader reads it (a timestamp
 stays its text), so a cassette gives the same value either way; and it is twice as fast, since no
 node tree is built first.
@@ -115,6 +116,8 @@ def _build(events, max_depth: int, max_nodes: int) -> Any:
                 raise YAMLRefused("a mapping whose key is a collection")
             key = value
         else:
+            if key in container:  # a bad merge's second copy would silently replace the first
+                raise YAMLRefused(f"the key {str(key)[:60]!r} twice in one mapping")
             container[key] = value
             key = _NO_KEY
         if type(value) is dict or type(value) is list:

@@ -216,6 +216,7 @@ def test_a_damaged_file_read_as_json_is_one_line_naming_it(tmp_path_factory, con
 # -- cassettes ------------------------------------------------------------------------------------
 
 RECORDED = Path(__file__).resolve().parents[1] / "cassettes" / "embedded-smollm2"
+RECORDED_CASSETTE = RECORDED / "first_order_rationality" / "test_first_order_rationality-given-actions.yaml"
 ONE_EXCHANGE = """interactions:
 - request:
     body: '{"seed": 1}'
@@ -320,6 +321,16 @@ def test_the_cassette_reader_reads_recorded_cassettes_as_yamls_safe_loader_does(
     assert safeyaml.load(text) == yaml.load(text, Loader=yaml.SafeLoader)
     requests, responses = cassettes.read_interactions(path)
     assert len(requests) == len(responses) == len(yaml.load(text, Loader=yaml.CSafeLoader)["interactions"]) > 0
+
+
+def test_a_cassette_holding_a_key_twice_a_bad_merge_is_refused_not_read_in_part(tmp_path):
+    """Two ``interactions`` lists, as a merge of two recordings leaves them: reading one and dropping
+    the other would replay a different sample from the one recorded."""
+    one = RECORDED_CASSETTE.read_text()
+    body = one.split("interactions:", 1)[1]
+    path = tmp_path / "test_item.yaml"
+    path.write_text(f"interactions:{body}interactions:{body}")
+    assert "the key 'interactions' twice in one mapping" in refused_cassette(path)
 
 
 YAML_DATA = st.recursive(
