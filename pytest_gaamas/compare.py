@@ -5,7 +5,8 @@ A run is saved as the JSON document of ``--gaamas-json`` (provenance with each m
 every score with its interval, n, invalid count and the observations behind it). A comparison
 pairs each cell of the new run with the same cell of the old one (same behaviour, test, variant,
 row and metric; same model, or the one model of each run when they differ), tests the change with
-the test that fits the score (Fisher's exact test for rates, Welch's t-test for means).
+the test that fits the score (Fisher's exact test for rates, a permutation test of the difference of
+means for means; both exact, so that two constant samples that differ are not infinitely apart).
 
 **What the gate is on.** A regression is losing what the saved run had: the gate is on the cells of
 criteria the saved run *met* (and whose unit has an allowance), each tested one-sided in the
@@ -13,6 +14,7 @@ direction that is worse for it, with Holm's method over those cells alone. A cel
 adjusted p-value is below alpha and it moved the wrong way by more than the allowed drop. Every
 other cell (a criterion missed or inconclusive before, a descriptive row) is tested two-sided and
 Holm-adjusted as a family of its own, and shown where it changed, never failing the comparison.
+A criterion **at chance** is not met: it is never gated on.
 
 **Why family-wise, and why those cells.** A gate fails a build on any alarm, so the error that
 matters is the chance of one false alarm in a comparison: the family-wise error rate, which Holm's
@@ -243,6 +245,13 @@ def verdict_changes(changes: Sequence[CellChange]) -> list[str]:
         "inconclusive -> met": "the new trials show the criterion holds, where the old ones could not decide",
         "missed -> inconclusive": "the new trials no longer show the criterion fails, nor that it holds",
         "missed -> met": "the new trials show the criterion holds",
+        "met -> at chance": "the new trials show the model no better than chance at the criterion; a regression only where the "
+                            "cell also dropped significantly",
+        "inconclusive -> at chance": "the new trials show the model no better than chance, where the old ones could not decide",
+        "missed -> at chance": "the new trials show the model no better than chance, where the old ones showed the criterion fails",
+        "at chance -> met": "the new trials show the criterion holds, where the old ones showed the model no better than chance",
+        "at chance -> missed": "the new trials show the criterion fails, no longer that the model is no better than chance",
+        "at chance -> inconclusive": "the new trials no longer show the model no better than chance, nor that the criterion holds",
     }  # fmt: skip
     by_change: dict[str, list[CellChange]] = {}
     for change in changes:

@@ -32,7 +32,7 @@ class UnwritableOutput(GaamasError):
 class VerdictNotMet(Exception):
     """A behaviour's criterion was not met: a finding about the model, not an error of the suite.
     Its message is the finding, in one line; ``--gaamas-verdicts`` decides whether it fails the item.
-    ``verdict`` says which: missed or inconclusive."""
+    ``verdict`` says which: missed, at chance or inconclusive."""
 
     verdict: Verdict
 
@@ -41,6 +41,12 @@ class VerdictMissed(VerdictNotMet):
     """The trials show the criterion does not hold."""
 
     verdict = Verdict.MISSED
+
+
+class VerdictAtChance(VerdictNotMet):
+    """The trials show the model no better than chance at the criterion (an equivalence with chance)."""
+
+    verdict = Verdict.AT_CHANCE
 
 
 class VerdictInconclusive(VerdictNotMet):

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from . import __version__, cassettes, fidelity, runlog, safejson, verdicts
-from .errors import GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictInconclusive, VerdictMissed
+from .errors import (GaamasError, MissingCassette, ModelChanged, ModelUnavailable, UnreadableFile, VerdictAtChance, VerdictInconclusive,
+                     VerdictMissed)
 from .journal import Journal
 from .models import Model, slug
 from .models.reference import EVERY_GAME, SHORTCUTS
@@ -59,8 +60,14 @@ class Experiment:
         unavailable: dict[str, str] | None = None,
         collector: runlog.Collector | None = None,
         replayed: dict[tuple, list[TrialRecord]] | None = None,
+        table_size: int = 1,
     ):
         self.settings = settings
+        #: The cells of this item's table, judged as one family (``verdicts.table_family``): every cell
+        #: its test function has for this model, whichever of them this run selected.
+        self.table_size = table_size
+        #: The family this item's verdicts are judged in, while ``judged_as_table`` is open.
+        self.table: verdicts.TableFamily | None = None
         #: Replay only: the records of each game already replayed from a cassette in this process, so
         #: that a criterion over cells reads them instead of replaying every exchange again.
         self.replayed = {} if replayed is None else replayed
@@ -341,6 +348,16 @@ class Experiment:
 
     # -- reporting --------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def judged_as_table(self):
+        """While the item runs: the verdict helpers judge its intervals as cells of its table."""
+        with verdicts.table_family(self.table_size) as family:
+            self.table = family
+            try:
+                yield self
+            finally:
+                self.table = None
+
     def score(
         self,
         *,
@@ -381,6 +398,7 @@ class Experiment:
         judged = Verdict.of(passed if verdict is _UNSET else verdict)
         if judged is not None:
             self.judged_observations.append(estimate.n)
+        decided = self.table.judgement(estimate) if self.table is not None and judged is not None else None
         score = Score(
             behaviour=self.behaviour,
             test_id=self.item.nodeid,
@@ -410,19 +428,23 @@ class Experiment:
             verdict_label=verdict_label,
             unit=unit if unit is not None else ("rate" if estimate.kind == "rate" else ""),
             figures=tuple(figures),
+            adjusted=None if decided is None else decided.as_json(),
         )
         self.collector.score(score)
         return score
 
     def verdict(self, verdict: Verdict | str | bool | None, finding: str) -> None:
-        """The behaviour's verdict on this item: met, missed or inconclusive (``pytest_gaamas.verdicts``;
-        True and False are still read as met and missed, and None, no result at all, as missed).
-        Nothing happens when it is met; otherwise ``finding`` (what was measured against what
-        criterion) is reported in one line, with why answers were unusable where some were: a finding
-        about the model, which ``--gaamas-verdicts`` may turn into a failed item."""
+        """The behaviour's verdict on this item: met, missed, at chance or inconclusive
+        (``pytest_gaamas.verdicts``; True and False are still read as met and missed, and None, no
+        result at all, as missed). Nothing happens when it is met; otherwise ``finding`` (what was
+        measured against what criterion) is reported in one line, with what the verdict was decided
+        on where a helper decided it in a table of several cells or at chance, and why answers were
+        unusable where some were: a finding about the model, which ``--gaamas-verdicts`` may turn
+        into a failed item."""
         judged = Verdict.of(verdict) or Verdict.MISSED
         if judged is Verdict.MET:
             return
+        finding += self._decided_on(judged)
         if self.judged_observations and not any(self.judged_observations):
             finding += "; no valid answer"
         if self.strategy is not None and self.strategy.failure is not None:
@@ -430,8 +452,24 @@ class Experiment:
         elif self.invalid_reasons:
             reasons = ", ".join(f"{kind} {count}" for kind, count in sorted(self.invalid_reasons.items(), key=lambda kv: -kv[1]))
             finding += f"; unusable answers: {reasons}"
-        not_met = VerdictInconclusive if judged is Verdict.INCONCLUSIVE else VerdictMissed
+        not_met = {Verdict.INCONCLUSIVE: VerdictInconclusive, Verdict.AT_CHANCE: VerdictAtChance}.get(judged, VerdictMissed)
         raise not_met(" ".join(finding.split())[:600])
+
+    def _decided_on(self, verdict: Verdict) -> str:
+        """What the item's last judgement of this verdict was decided on, said after its finding:
+        the table-adjusted interval, and the interval that showed it at chance."""
+        judgement = next((j for j in reversed(self.table.judged) if j.verdict is verdict), None) if self.table else None
+        if judgement is None:
+            return ""
+        said = ""
+        if judgement.widened:
+            adjusted = judgement.adjusted
+            said += (f"; judged on the table-adjusted interval [{adjusted.low:.3g}, {adjusted.high:.3g}] "
+                     f"({judgement.confidence:.2%}, one of {judgement.family_size} cells)")  # fmt: skip
+        if judgement.chance is not None:
+            level, margin, interval = judgement.chance
+            said += f"; at chance: the 90% interval [{interval.low:.3g}, {interval.high:.3g}] lies within {level:.3g} +- {margin:.3g}"
+        return said
 
     def fidelity(self, values: Sequence[float], humans: HumanChoices, *, invalid: int, label: str) -> Fidelity | None:
         """Compare the model's valid choices with people's (``pytest_gaamas.fidelity``) and report the

@@ -25,21 +25,23 @@ from .errors import UnwritableOutput, VerdictNotMet
 from .experiment import RECORDED_PROPERTY, Experiment, recorded_model
 from .models import Model, resolve
 from .provenance import run_provenance
-from .report import TABLE_WIDTH, Table, build_tables
+from .report import NBSP, TABLE_WIDTH, Table, build_tables
 from .settings import Settings, add_options
 from .usage import RequestBudget
-from .verdicts import INCONCLUSIVE, MISSED, NOT_MET, Verdict
+from .verdicts import AT_CHANCE, INCONCLUSIVE, MISSED, NOT_MET, Verdict
 
 STATE = pytest.StashKey["GaamasSession"]()
 #: The user property that carries an item's finding, by its verdict.
 VERDICT_PROPERTY = "gaamas_verdict"
 INCONCLUSIVE_PROPERTY = "gaamas_inconclusive"
-VERDICT_OF_PROPERTY = {VERDICT_PROPERTY: MISSED, INCONCLUSIVE_PROPERTY: INCONCLUSIVE}
+AT_CHANCE_PROPERTY = "gaamas_at_chance"
+VERDICT_OF_PROPERTY = {VERDICT_PROPERTY: MISSED, AT_CHANCE_PROPERTY: AT_CHANCE, INCONCLUSIVE_PROPERTY: INCONCLUSIVE}
 PROPERTY_OF_VERDICT = {verdict: name for name, verdict in VERDICT_OF_PROPERTY.items()}
-#: The verdicts each --gaamas-verdicts mode fails an item for; the others are reported.
-FAILED_VERDICTS = {"report": (), "fail": (MISSED,), "fail-inconclusive": (MISSED, INCONCLUSIVE)}
+#: The verdicts each --gaamas-verdicts mode fails an item for; the others are reported. At chance shows
+#: the criterion not met, as missed does: ``fail`` fails both.
+FAILED_VERDICTS = {"report": (), "fail": (MISSED, AT_CHANCE), "fail-inconclusive": (MISSED, AT_CHANCE, INCONCLUSIVE)}
 #: The value of --gaamas-verdicts that fails each verdict.
-FAILED_FROM = {MISSED: "--gaamas-verdicts=fail", INCONCLUSIVE: "--gaamas-verdicts=fail-inconclusive"}
+FAILED_FROM = {MISSED: "--gaamas-verdicts=fail", AT_CHANCE: "--gaamas-verdicts=fail", INCONCLUSIVE: "--gaamas-verdicts=fail-inconclusive"}
 #: The key of a worker's results in xdist's ``workeroutput``.
 WORKER_OUTPUT = "gaamas"
 #: The key of the request cap's counter file in xdist's ``workerinput``.
@@ -68,7 +70,7 @@ class GaamasSession:
         self.saved_run: tuple = ()
         #: Outputs that could not be written, said at the end of the summary.
         self.errors: list[str] = []
-        #: (test id, verdict, finding) for each item whose criterion was missed or inconclusive.
+        #: (test id, verdict, finding) for each item whose criterion was missed, at chance or inconclusive.
         self.findings: list[tuple[str, Verdict, str]] = []
         #: Models found unreachable in this process: their further items are skipped, not failed.
         self.unavailable: dict[str, str] = {}
@@ -84,6 +86,9 @@ class GaamasSession:
         self.announced = False
         #: (what, path) of the report and summary written, said at the end.
         self.views_written: list[tuple[str, Path]] = []
+        #: (test function's node id, model spec) -> its items, every one its parametrisation makes:
+        #: the size of the table whose cells are judged as one family (``verdicts.table_family``).
+        self.table_sizes: dict[tuple[str, str], int] = {}
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -114,8 +119,8 @@ class GaamasSession:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        """A missed or inconclusive verdict is a finding: one line, no traceback; reported (MISSED,
-        INCONCLUSIVE) or failed as --gaamas-verdicts says."""
+        """A missed, at chance or inconclusive verdict is a finding: one line, no traceback; reported
+        (MISSED, AT CHANCE, INCONCLUSIVE) or failed as --gaamas-verdicts says."""
         outcome = yield
         if call.when != "call" or call.excinfo is None or not call.excinfo.errisinstance(VerdictNotMet):
             return
@@ -173,6 +178,7 @@ class GaamasSession:
                 self.progress(f"{report.nodeid.split('::', 1)[-1]}: {count} exchanges recorded live from {spec}")
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        _verdicts_in_order(terminalreporter)
         for error in self.errors:
             terminalreporter.write_line(inert.terminal(f"gaamas: {error}"), red=True, bold=True)
         for reason, count in sorted(self.skipped_unavailable.items()):
@@ -254,6 +260,23 @@ class GaamasSession:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.request_budget is not None and not self.is_worker:
             self.request_budget.path.unlink(missing_ok=True)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc):
+        """Count the cells of each test function's table for each model, once every parametrisation
+        is made and before any is selected: choosing items by -k, by node id or by xdist's
+        distribution never changes the family a cell is judged in."""
+        yield
+        if "gaamas_model" not in metafunc.fixturenames:
+            return
+        sizes = collections.Counter(call.params.get("gaamas_model") for call in metafunc._calls)
+        for spec, size in sizes.items():
+            self.table_sizes[(metafunc.definition.nodeid, spec)] = size
+
+    def table_size(self, item: pytest.Item, spec: str) -> int:
+        """The cells of ``item``'s table for the model ``spec``: its test function's items for it."""
+        definition = getattr(item, "_pyfuncitem", item).nodeid.split("[", 1)[0]
+        return self.table_sizes.get((definition, spec), 1)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected_files |= {item.nodeid.split("::", 1)[0] for item in session.items}
@@ -460,13 +483,25 @@ def _fill(line: str, width: int) -> str:
     return textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False)
 
 
+def _verdicts_in_order(terminalreporter) -> None:
+    """The closing line counts the verdicts in one order, "passed, missed, at chance, inconclusive",
+    whichever an item reached first: pytest lists the words it does not know in the order first seen."""
+    stats, words = terminalreporter.stats, [verdict.value for verdict in NOT_MET]
+    if not any(word in stats for word in words):
+        return
+    ordered = {key: value for key, value in stats.items() if key not in words} | {word: stats[word] for word in words if word in stats}
+    stats.clear()
+    stats.update(ordered)
+    terminalreporter._set_main_color()
+
+
 def _reported_verdict(report: pytest.TestReport) -> Verdict | None:
-    """Missed or inconclusive for an item whose criterion was not met, else None."""
+    """Missed, at chance or inconclusive for an item whose criterion was not met, else None."""
     return next((VERDICT_OF_PROPERTY[name] for name, _ in report.user_properties if name in VERDICT_OF_PROPERTY), None)
 
 
 def findings_by_test(findings: list[tuple[str, Verdict, str]], outcomes: dict[str, str]) -> Table:
-    """How many items of each test function missed and left inconclusive a criterion, of how many run."""
+    """How many items of each test function missed a criterion, were at chance and left it inconclusive, of how many run."""
     def function(test_id: str) -> str:
         return test_id.split("::", 1)[-1].split("[", 1)[0]
 
@@ -475,12 +510,12 @@ def findings_by_test(findings: list[tuple[str, Verdict, str]], outcomes: dict[st
         counts.setdefault(function(test_id), dict.fromkeys(NOT_MET, 0))[verdict] += 1
     items = collections.Counter(function(test_id) for test_id in outcomes)
     rows = tuple((name, str(items[name]), *(str(counts[name][verdict]) for verdict in NOT_MET)) for name in sorted(counts))
-    return Table("findings", ("test", "items", *(str(verdict) for verdict in NOT_MET)), rows, (), ())
+    return Table("findings", ("test", "items", *(str(verdict).replace(" ", NBSP) for verdict in NOT_MET)), rows, (), ())
 
 
 def findings_heading(findings: list[tuple[str, Verdict, str]], mode: str) -> str:
-    """``9 verdicts not met: 6 missed (failed), 3 inconclusive (reported, ...)``: how many of each,
-    and whether they fail the session under ``--gaamas-verdicts`` (``mode``)."""
+    """``9 verdicts not met: 5 missed (failed), 1 at chance (failed), 3 inconclusive (reported, ...)``:
+    how many of each, and whether they fail the session under ``--gaamas-verdicts`` (``mode``)."""
     counts = {verdict: sum(f[1] == verdict for f in findings) for verdict in NOT_MET}
     total = sum(counts.values())
 
@@ -488,7 +523,7 @@ def findings_heading(findings: list[tuple[str, Verdict, str]], mode: str) -> str
         return "failed" if verdict in FAILED_VERDICTS[mode] else f"reported, not failed: {FAILED_FROM[verdict]} fails them"
 
     heading = f"{total} verdict{'s' if total != 1 else ''} not met"
-    if not counts[INCONCLUSIVE]:
+    if not counts[INCONCLUSIVE] and not counts[AT_CHANCE]:
         return f"{heading} ({fate(MISSED)})"
     return f"{heading}: " + ", ".join(f"{count} {verdict} ({fate(verdict)})" for verdict, count in counts.items() if count)
 
@@ -512,10 +547,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def gaamas(request: pytest.FixtureRequest, gaamas_model: str) -> Experiment:
-    """The experiment of this test item: its model, its settings, ``play`` and ``score``."""
+def gaamas(request: pytest.FixtureRequest, gaamas_model: str):
+    """The experiment of this test item: its model, its settings, ``play`` and ``score``; while it
+    runs, the verdict helpers judge its intervals as cells of its table."""
     session = request.config.stash[STATE]
     if gaamas_model in session.unavailable:
         pytest.skip(f"{session.unavailable[gaamas_model]}{UNAVAILABLE_SKIP}")
-    return Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable, session.collected,
-                      session.replayed)
+    experiment = Experiment(session.settings, session.model(gaamas_model), request.node, session.progress, session.unavailable,
+                            session.collected, session.replayed, session.table_size(request.node, gaamas_model))  # fmt: skip
+    with experiment.judged_as_table():
+        yield experiment

@@ -79,13 +79,18 @@ class Score:
     unit: str = ""
     #: Where the score is drawn in the report (``pytest_gaamas.figures``).
     figures: tuple[Figure, ...] = ()
-    #: Met, missed or inconclusive; None for a descriptive row. Given alone it sets ``passed``; left
-    #: out (a score made or saved before there were three verdicts) it is read from ``passed``.
+    #: Met, missed, at chance or inconclusive; None for a descriptive row. Given alone it sets ``passed``;
+    #: left out (a score made or saved before there were three verdicts) it is read from ``passed``.
     verdict: Verdict | None = None
+    #: What the verdict was decided on, where a helper decided it (``verdicts.Judgement.as_json``): the
+    #: table's size (``family``), the table-adjusted interval (``ci``) and its ``confidence`` where it
+    #: was widened, and ``chance``, ``chance_margin`` and ``chance_ci`` (the 90% interval) at chance.
+    #: None for a score saved before tables were families, or decided without a helper.
+    adjusted: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict is not None and not isinstance(self.verdict, str):
-            raise ValueError(f"a score's verdict is met, missed, inconclusive or None, got {self.verdict!r}")
+            raise ValueError(f"a score's verdict is met, missed, at chance, inconclusive or None, got {self.verdict!r}")
         verdict = Verdict.of(self.verdict)
         if verdict is None:
             verdict = Verdict.of(self.passed)
@@ -277,8 +282,8 @@ def _width(text: str) -> int:
 
 
 def _row_verdict(scores: Sequence[Score]) -> str:
-    """One way of showing verdicts in every table: met, missed or inconclusive, or how many of the
-    row's cells are each ("2 met, 1 inconclusive")."""
+    """One way of showing verdicts in every table: met, missed, at chance or inconclusive, or how many
+    of the row's cells are each ("2 met, 1 inconclusive")."""
     counts = {verdict: count for verdict, count in verdict_counts(scores).items() if count}
     if not counts:
         return NO_VALUE
@@ -290,7 +295,7 @@ def _row_verdict(scores: Sequence[Score]) -> str:
 
 
 def verdict_counts(scores: Iterable[Score]) -> dict[Verdict, int]:
-    """How many scores are met, missed and inconclusive (descriptive rows left out), in that order."""
+    """How many scores are met, missed, at chance and inconclusive (descriptive rows left out), in that order."""
     judged = [s.verdict for s in scores if s.verdict is not None]
     return {verdict: judged.count(verdict) for verdict in Verdict}
 

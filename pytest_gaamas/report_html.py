@@ -46,7 +46,7 @@ th{background:#f0f0f0}
 td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.reference td{color:#555;background:#f7f7f7}
 .scroll{overflow-x:auto}
-.met,.passed{color:#176f2c;font-weight:600}.missed{color:#9a6700;font-weight:600}.inconclusive{color:#4a5a8a;font-weight:600}
+.met,.passed{color:#176f2c;font-weight:600}.missed{color:#9a6700;font-weight:600}.at-chance{color:#8a3a6a;font-weight:600}.inconclusive{color:#4a5a8a;font-weight:600}
 .failed{color:#b42318;font-weight:600}
 .skipped{color:#666}
 .status{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;white-space:nowrap}
@@ -125,9 +125,9 @@ def _header(log: RunLog) -> str:
     counts: dict[str, int] = {}
     for item in log.items:
         counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
-    outcome_line = ", ".join(f'<span class="{_e(k)}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
+    outcome_line = ", ".join(f'<span class="{_e(_css(k))}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
     counts = verdict_counts(log.scores)
-    judged = ", ".join(f'<span class="{verdict}">{n} {verdict}</span>' for verdict, n in counts.items())
+    judged = ", ".join(f'<span class="{_css(verdict)}">{n} {verdict}</span>' for verdict, n in counts.items())
     lines = [
         "<header><h1>pytest-gaamas report</h1>",
         f"<p>{sum(counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
@@ -159,7 +159,7 @@ def _behaviour(behaviour: str, log: RunLog, tables: Sequence[Table], drawn: Sequ
         said = ", ".join(f"{n} {verdict}" for verdict, n in kinds.items() if n)
         parts.append(f"<details><summary>Criteria not met: {said}</summary><ul class=\"findings\">")
         for verdict in kinds:
-            parts += [f"<li><span class=\"{verdict}\">{verdict}</span> <code>{_e(f['test_id'].split('::', 1)[-1])}</code>: "
+            parts += [f"<li><span class=\"{_css(verdict)}\">{verdict}</span> <code>{_e(f['test_id'].split('::', 1)[-1])}</code>: "
                       f"{_e(f['finding'])}</li>" for f in findings if f.get("verdict", "missed") == verdict]  # fmt: skip
         parts.append("</ul></details>")
     items = [i for i in log.items if i.behaviour == behaviour]
@@ -168,6 +168,11 @@ def _behaviour(behaviour: str, log: RunLog, tables: Sequence[Table], drawn: Sequ
         parts += [_item(item, log.plays, plays_shown) for item in items]
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _css(word: str) -> str:
+    """A verdict or outcome as a class name: "at chance" is one class, ``at-chance``, not two."""
+    return str(word).replace(" ", "-")
 
 
 def _behaviour_of(test_id: str) -> str:
@@ -183,7 +188,7 @@ def _table(table: Table, references: Mapping[tuple[str, str], Any]) -> str:
         cells = []
         for header, value in zip(table.headers, row):
             keep_whole = "[" in value or any(bar in value for bar in SPARKS[1:])  # an interval, a distribution
-            css = value if header == "verdict" and value in VERDICT_WORDS else "num" if keep_whole else ""
+            css = _css(value) if header == "verdict" and value in VERDICT_WORDS else "num" if keep_whole else ""
             cells.append(f'<td class="{css}">{_e(value)}</td>' if css else f"<td>{_e(value)}</td>")
         body.append(f'<tr class="reference">{"".join(cells)}</tr>' if is_reference else f"<tr>{''.join(cells)}</tr>")
     notes = [f"<li>met when: {_e(c)}</li>" for c in table.criteria]
@@ -211,7 +216,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 def _item(item: ItemLog, plays: Mapping[str, Play], plays_shown: dict[str, str]) -> str:
     variant = ", ".join(f"{k} {v}" for k, v in item.variant.items())
-    outcome = f'<span class="{_e(item.outcome)}">{_e(item.outcome or "?")}</span>'
+    outcome = f'<span class="{_e(_css(item.outcome))}">{_e(item.outcome or "?")}</span>'
     anchor = "i-" + "".join(c if c.isalnum() else "-" for c in item.test_id)
     body = []
     for play_id in item.plays:

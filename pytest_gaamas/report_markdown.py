@@ -1,5 +1,5 @@
 """The run as Markdown, for a CI job's summary or a pull-request comment: the verdict first (the
-comparison's, where there is one), then each table with a verdict, then the criteria missed and
+comparison's, where there is one), then each table with a verdict, then the criteria missed, at chance and
 those the trials could not decide (inconclusive). It fits a pull-request comment (65,536
 characters): tables that would not are named and left to the HTML report, the findings stay."""
 
@@ -69,7 +69,9 @@ def _table(table) -> list[str]:
 
 def _findings(all_findings) -> list[str]:
     lines = []
-    for verdict, heading in zip(NOT_MET, ("Criteria missed", "Criteria the trials could not decide (inconclusive)"), strict=True):
+    headings = ("Criteria missed", "Criteria at chance (the trials show the model no better than chance)",
+                "Criteria the trials could not decide (inconclusive)")  # fmt: skip
+    for verdict, heading in zip(NOT_MET, headings, strict=True):
         findings = [f for f in all_findings if f.get("verdict", "missed") == verdict]
         if not findings:
             continue

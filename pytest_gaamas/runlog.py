@@ -9,19 +9,22 @@ Format 3, the current one. A JSON object (gzip-compressed when the file name end
                  temperature ("paper" or T), record mode, live_requests (every model's), started, finished
     scores       [Score]: one per table cell an item reported (``report.Score.to_json``): behaviour,
                  test_id, model, variant, metric, score, ci [low, high], n, invalid, verdict ("met",
-                 "missed", "inconclusive", or null for a descriptive row), passed (true when met,
+                 "missed", "at chance", "inconclusive", or null for a descriptive row), passed (true when met,
                  else false; null for a descriptive row), criterion, table, columns, cells, details,
                  row, row_rank, kind ("rate" or "mean"), sample (the observations), worse, verdict_label,
-                 unit, figures ([figures.Figure]: where the score is drawn)
+                 unit, figures ([figures.Figure]: where the score is drawn), adjusted (what the verdict
+                 was decided on: {family, ci, confidence, chance, chance_margin, chance_ci}, see
+                 ``report.Score.adjusted``; absent from runs saved before tables were families)
     references   [ReferenceRow]: table, label, cells, source, status (of people's and benchmark rows)
     tables       [{title, headers, rows}]: the tables as the terminal showed them
     plays        {play id: Play}: every game an item played, whole (below); items that replay the
                  same cells (a criterion over another item's trials) share one play
     items        [{test_id, behaviour, model, variant, outcome, plays: [play id]}]: outcome is
-                 "passed", "missed" or "inconclusive" (a criterion not met, reported), "failed",
+                 "passed", "missed", "at chance" or "inconclusive" (a criterion not met, reported), "failed",
                  "skipped" or "" (unknown)
     findings     [{test_id, verdict, finding}]: the one-line finding of each criterion not met, and
-                 its verdict ("missed" or "inconclusive")
+                 its verdict ("missed", "at chance" or "inconclusive"; "at chance" from the runs
+                 that have the fourth verdict on)
     comparison   with --gaamas-compare: {with, notes, cells: [compare.CellChange.to_json]}
 
     Play: id, behaviour, model, game (its name), game_fingerprint (a hash of its parameters),
@@ -71,7 +74,7 @@ from .report import ReferenceRow, Score
 from .usage import Usage
 
 FORMAT = 3
-OUTCOMES = ("passed", "missed", "inconclusive", "failed", "skipped")
+OUTCOMES = ("passed", "missed", "at chance", "inconclusive", "failed", "skipped")
 #: The largest run log read, decompressed: the whole suite's is 14 MB for one model; a gzip file of
 #: 2 MB may inflate to 2 GiB, and would be read no further than this.
 MAX_BYTES = 256 * 1024 * 1024
@@ -170,7 +173,7 @@ class _FindingNamed(TypedDict):
 
 class Finding(_FindingNamed, total=False):
     #: from format 3 on; a finding of format 2 was a missed criterion
-    verdict: Literal["missed", "inconclusive"]
+    verdict: Literal["missed", "at chance", "inconclusive"]
 
 
 class _CellNamed(TypedDict):
@@ -388,8 +391,8 @@ def document(
 def _finding(data: Mapping[str, Any]) -> dict[str, str]:
     """A finding read back; one saved before there were three verdicts was a missed one."""
     finding = {"verdict": "missed", **data}
-    if finding["verdict"] not in ("missed", "inconclusive"):
-        raise ValueError(f"a finding's verdict is missed or inconclusive, got {finding['verdict']!r}")
+    if finding["verdict"] not in ("missed", "at chance", "inconclusive"):
+        raise ValueError(f"a finding's verdict is missed, at chance or inconclusive, got {finding['verdict']!r}")
     return finding
 
 

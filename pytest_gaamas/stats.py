@@ -16,9 +16,10 @@ run prints the same table byte for byte.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +41,8 @@ class Estimate:
     """A point estimate with its confidence interval and the number of observations behind it.
 
     ``kind`` and ``sample`` keep what a later comparison needs: a rate's 0/1 outcomes, a mean's values.
+    ``confidence`` is the interval's two-sided coverage; ``recompute`` (a difference's) makes the same
+    estimate at another one, where the sample alone cannot (see ``at``).
     """
 
     value: float
@@ -48,6 +51,25 @@ class Estimate:
     n: int
     kind: str = "mean"  # "rate" or "mean": which two-sample test compares it with another run
     sample: tuple[float, ...] = field(default=(), compare=False, repr=False)
+    confidence: float = field(default=CONFIDENCE, compare=False)
+    recompute: Callable[[float], Estimate] | None = field(default=None, compare=False, repr=False)
+
+    def at(self, confidence: float) -> Estimate | None:
+        """The same estimate with its interval at ``confidence``, computed again from what it was
+        computed from: Wilson for a rate, the same BCa bootstrap for a mean, a difference's own
+        interval; itself at its own confidence. None where nothing can compute it again (an estimate
+        built by hand, a mean without an interval)."""
+        if not 0 < confidence < 1:
+            raise ValueError(f"a confidence lies between 0 and 1, got {confidence!r}")
+        if confidence == self.confidence:
+            return self
+        if self.recompute is not None:
+            return self.recompute(confidence)
+        if self.n == 0 or len(self.sample) != self.n or math.isnan(self.low) or math.isnan(self.high):
+            return None
+        if self.kind == "rate":
+            return wilson(self.successes, self.n, confidence)
+        return mean(self.sample, confidence)
 
     @property
     def successes(self) -> int:
@@ -68,7 +90,7 @@ def wilson(successes: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
     if not 0 <= successes <= n:
         raise ValueError(f"successes must lie in [0, {n}], got {successes}")
     low, high = _wilson_bounds(successes, n, confidence)
-    return Estimate(successes / n, low, high, n, "rate", (1.0,) * successes + (0.0,) * (n - successes))
+    return Estimate(successes / n, low, high, n, "rate", (1.0,) * successes + (0.0,) * (n - successes), confidence)
 
 
 def _wilson_bounds(successes: int, n: int, confidence: float) -> tuple[float, float]:
@@ -94,11 +116,11 @@ def mean(values, confidence: float = CONFIDENCE) -> Estimate:
         return point
     centre, n, sample, data = point.value, point.n, point.sample, np.asarray(point.sample)
     if n == 1 or np.all(data == data[0]):
-        return Estimate(centre, centre, centre, n, "mean", sample)
+        return Estimate(centre, centre, centre, n, "mean", sample, confidence)
     low, high = bca_mean_interval(data, confidence)
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa can degenerate on near-constant data
         low, high = np.percentile(data, [50 * (1 - confidence), 50 * (1 + confidence)])
-    return Estimate(centre, float(low), float(high), n, "mean", sample)
+    return Estimate(centre, float(low), float(high), n, "mean", sample, confidence)
 
 
 def average(values) -> Estimate:
@@ -165,7 +187,7 @@ def rate_difference(k1: int, n1: int, k2: int, n2: int, confidence: float = CONF
     z, d = _z(confidence), p1 - p2
     low = d - z * math.sqrt(l1 * (1 - l1) / n1 + u2 * (1 - u2) / n2)
     high = d + z * math.sqrt(u1 * (1 - u1) / n1 + l2 * (1 - l2) / n2)
-    return Estimate(d, low, high, n1 + n2, "rate")
+    return Estimate(d, low, high, n1 + n2, "rate", confidence=confidence, recompute=functools.partial(rate_difference, k1, n1, k2, n2))
 
 
 def mean_difference(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE) -> Estimate:
@@ -174,11 +196,12 @@ def mean_difference(a: Sequence[float], b: Sequence[float], confidence: float = 
     if len(x) == 0 or len(y) == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     d = float(x.mean() - y.mean())
+    again = functools.partial(mean_difference, tuple(x), tuple(y))
     if len(x) < 2 or len(y) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
-        return Estimate(d, d, d, len(x) + len(y))
+        return Estimate(d, d, d, len(x) + len(y), confidence=confidence, recompute=again)
     with _quiet():
         interval = _scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-    return Estimate(d, float(interval.low), float(interval.high), len(x) + len(y))
+    return Estimate(d, float(interval.low), float(interval.high), len(x) + len(y), confidence=confidence, recompute=again)
 
 
 def rates_equivalent(k1: int, n1: int, k2: int, n2: int, margin: float, alpha: float = 0.05) -> tuple[bool, Estimate]:
@@ -593,7 +616,9 @@ ALTERNATIVE = {"down": "greater", "up": "less", "both": "two-sided"}
 def change_test(old: Estimate, new: Estimate, worse: str = "both") -> float:
     """The p-value of H0: the two runs measured the same thing, against the alternative that the
     new one is ``worse`` ("down": lower, "up": higher, "both": either); Fisher's exact test for
-    rates, Welch's t-test for means. NaN where either side has no data."""
+    rates, a permutation test of the difference of means for means (``mean_change``). Both are exact,
+    so neither reaches 0 with finite samples: two constant samples that differ are as far apart as
+    their sizes can show, not infinitely far. NaN where either side has no data."""
     if old.n == 0 or new.n == 0 or old.kind != new.kind or not old.sample or not new.sample:
         return math.nan
     alternative = ALTERNATIVE[worse]
@@ -601,14 +626,34 @@ def change_test(old: Estimate, new: Estimate, worse: str = "both") -> float:
         k_old, k_new = old.successes, new.successes
         table = [[k_old, old.n - k_old], [k_new, new.n - k_new]]
         return float(_scipy_stats.fisher_exact(table, alternative=alternative).pvalue)
-    a, b = np.asarray(old.sample), np.asarray(new.sample)
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        moved = {"greater": a[0] > b[0], "less": a[0] < b[0], "two-sided": a[0] != b[0]}[alternative]
-        return 0.0 if moved else 1.0
-    if len(a) < 2 or len(b) < 2:
+    return mean_change(old.sample, new.sample, alternative)
+
+
+def mean_change(old: Sequence[float], new: Sequence[float], alternative: str = "two-sided", resamples: int = PERMUTATIONS) -> float:
+    """The permutation p-value of H0: ``old`` and ``new`` are draws from one distribution, by the
+    difference of their means (old - new; ``alternative`` "greater", "less" or "two-sided", as
+    scipy's). ``resamples`` seeded relabellings of the pooled values, the observed one counted among
+    them, so the p is at least 1 / (resamples + 1): no normality assumed, and no p of 0 from two
+    constant samples, whose Welch statistic is infinite."""
+    a, b = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
+    if len(a) == 0 or len(b) == 0:
         return math.nan
-    with _quiet():
-        return float(_scipy_stats.ttest_ind(a, b, equal_var=False, alternative=alternative).pvalue)
+    pooled = np.concatenate([a, b])
+    if np.ptp(pooled) == 0:
+        return 1.0
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    shuffled = rng.permuted(np.broadcast_to(pooled, (resamples, len(pooled))), axis=1)
+    total = pooled.sum()
+
+    def difference(first_sums):
+        return first_sums / len(a) - (total - first_sums) / len(b)
+
+    observed = difference(a.sum())
+    drawn = difference(shuffled[:, : len(a)].sum(axis=1))
+    tie = 1e-9 * max(1.0, float(np.abs(pooled).max()))
+    reached = {"greater": drawn >= observed - tie, "less": drawn <= observed + tie,
+               "two-sided": np.abs(drawn) >= abs(observed) - tie}[alternative]  # fmt: skip
+    return float((1 + np.count_nonzero(reached)) / (1 + resamples))
 
 
 @contextlib.contextmanager

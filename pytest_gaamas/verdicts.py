@@ -1,8 +1,9 @@
-"""Three verdicts, and the rules that decide one from an interval or a p-value.
+"""Four verdicts, and the rules that decide one from an interval or a p-value.
 
-A criterion is **met** when the trials show it holds, **missed** when they show it does not, and
-**inconclusive** when they can show neither: the interval straddles the threshold, or a one-sided
-test is not significant either way. Inconclusive is never met. A behaviour decides its verdict with
+A criterion is **met** when the trials show it holds, **missed** when they show it does not,
+**at chance** when they show the model no better than chance at it (within a margin), and
+**inconclusive** when they can show none of these: the interval straddles the threshold, or a
+one-sided test is not significant either way. Only met is met. A behaviour decides its verdict with
 one of the helpers below rather than comparing bounds by hand, so every behaviour draws the line
 at the same place:
 
@@ -22,6 +23,19 @@ An estimate with no valid observation (n = 0) or a bound that is NaN, and a p-va
 None (a test that could not be computed), are **missed**: nothing meets the criterion (where no
 answer was valid, the finding says "no valid answer").
 
+**At chance.** The interval helpers take ``chance=``, the chance level of the estimate in its units
+(a coin's 0.5, a uniform player's points), and ``chance_margin=`` (``RATE_CHANCE_MARGIN``, 0.15, for a
+rate; an estimate in other units must be given one). A criterion not met is at chance when two
+one-sided tests at ``ALPHA`` show the estimate within (chance - margin, chance + margin): its 90%
+interval, computed again from its sample, lies strictly inside. Met is decided first, so a cell is
+never both; at chance is decided before missed and inconclusive, as the more specific finding.
+
+**A table is a family.** Inside a test item the ``gaamas`` fixture opens a ``table_family`` of the
+size of the item's table (every cell its test function has for its model): each interval is then
+judged at the confidence 1 - (1 - its own) / size, computed again from its sample (Bonferroni), so
+that a table of 36 cells meets a criterion by chance somewhere at most 5% of the time, not 84%. The
+table still shows the 95% interval; the score keeps the interval the verdict was decided on.
+
 ``strictly_above`` is for a criterion that a constant answer at the threshold must not meet (a
 dictator who keeps $50 every time has the degenerate interval [50, 50]: it keeps at least half, but
 not more than half). ``equivalent`` is two one-sided tests: their null hypotheses include the margin
@@ -37,10 +51,12 @@ one-sided p-value of the contrary claim; without it, a non-significant claim sta
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 K = TypeVar("K")
@@ -48,10 +64,11 @@ K = TypeVar("K")
 
 class Verdict(str, enum.Enum):
     """What the trials say of a criterion. The value is the word shown and stored: "met", "missed",
-    "inconclusive"."""
+    "at chance", "inconclusive"."""
 
     MET = "met"
     MISSED = "missed"
+    AT_CHANCE = "at chance"
     INCONCLUSIVE = "inconclusive"
 
     def __str__(self) -> str:
@@ -76,14 +93,19 @@ class Verdict(str, enum.Enum):
         raise TypeError(f"a verdict is a Verdict, its word or a bool, got {type(value).__name__} {value!r}")
 
 
-MET, MISSED, INCONCLUSIVE = Verdict.MET, Verdict.MISSED, Verdict.INCONCLUSIVE
+MET, MISSED, AT_CHANCE, INCONCLUSIVE = Verdict.MET, Verdict.MISSED, Verdict.AT_CHANCE, Verdict.INCONCLUSIVE
 #: The verdicts that are findings, in the order they are listed.
-NOT_MET = (MISSED, INCONCLUSIVE)
+NOT_MET = (MISSED, AT_CHANCE, INCONCLUSIVE)
+#: The level of every verdict: a criterion, and an equivalence with chance (two one-sided tests).
+ALPHA = 0.05
+#: How far from chance a rate is still "at chance", where the behaviour gives no margin of its own.
+RATE_CHANCE_MARGIN = 0.15
 
 
 class Interval(Protocol):
     """What the helpers read of an estimate (``stats.Estimate``): its bounds and how many valid
-    observations are behind them."""
+    observations are behind them. An estimate that can be computed again at another confidence
+    (``stats.Estimate.at``) is judged at its table's level, and may be judged at chance."""
 
     value: float
     low: float
@@ -91,35 +113,102 @@ class Interval(Protocol):
     n: int
 
 
-def at_least(estimate: Interval, threshold: float) -> Verdict:
+@dataclass(frozen=True)
+class Judgement:
+    """An interval as a helper judged it: the estimate given, the interval the verdict was decided
+    on (``adjusted``: at its table's level, at ``confidence``), the table's size, the verdict, and
+    where chance was asked after, the chance level, its margin and the 90% interval tested."""
+
+    estimate: Any
+    adjusted: Any
+    confidence: float
+    family_size: int
+    verdict: Verdict
+    chance: tuple[float, float, Any] | None = None
+
+    @property
+    def widened(self) -> bool:
+        """Whether the verdict was decided on an interval other than the one given."""
+        return self.adjusted is not self.estimate
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"family": self.family_size}
+        if self.widened:
+            data |= {"ci": [self.adjusted.low, self.adjusted.high], "confidence": self.confidence}
+        if self.chance is not None:
+            level, margin, interval = self.chance
+            data |= {"chance": level, "chance_margin": margin, "chance_ci": [interval.low, interval.high]}
+        return data
+
+
+@dataclass
+class TableFamily:
+    """The cells of one table judged as a family: each cell's interval is widened to the level
+    ``ALPHA / size`` (Bonferroni), so that a table of ``size`` cells meets a criterion by chance
+    anywhere in it at most ``ALPHA`` of the time. ``judged`` keeps each judgement, for the score."""
+
+    size: int
+    judged: list[Judgement] = field(default_factory=list)
+
+    def judgement(self, estimate: Any) -> Judgement | None:
+        """The last judgement of ``estimate`` (the very object) in this family, if any."""
+        return next((j for j in reversed(self.judged) if j.estimate is estimate), None)
+
+
+_table: contextvars.ContextVar[TableFamily | None] = contextvars.ContextVar("gaamas_table_family", default=None)
+
+
+@contextlib.contextmanager
+def table_family(size: int) -> Iterator[TableFamily]:
+    """Judge the intervals of the block as cells of a table of ``size`` cells: the ``gaamas`` fixture
+    opens it around each test item, with the size of its test function's table for its model."""
+    if size < 1:
+        raise ValueError(f"a table has at least one cell, got {size!r}")
+    family = TableFamily(size)
+    token = _table.set(family)
+    try:
+        yield family
+    finally:
+        _table.reset(token)
+
+
+def current_table() -> TableFamily | None:
+    """The table family the helpers judge in now (None outside a test item)."""
+    return _table.get()
+
+
+def at_least(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
     """Met when the whole interval is at or above ``threshold``, missed when it is all below."""
     if not _measured(estimate):
         return MISSED
-    return _decide(estimate.low >= _number(threshold), estimate.high < threshold)
+    _number(threshold)
+    return _judge(estimate, lambda i: (i.low >= threshold, i.high < threshold), chance, chance_margin)
 
 
-def strictly_above(estimate: Interval, threshold: float) -> Verdict:
+def strictly_above(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
     """Met when the whole interval is above ``threshold``; missed when none of it is (an interval
     that is the threshold itself included)."""
     if not _measured(estimate):
         return MISSED
-    return _decide(estimate.low > _number(threshold), estimate.high <= threshold)
+    _number(threshold)
+    return _judge(estimate, lambda i: (i.low > threshold, i.high <= threshold), chance, chance_margin)
 
 
-def at_most(estimate: Interval, ceiling: float) -> Verdict:
+def at_most(estimate: Interval, ceiling: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
     """Met when the whole interval is at or below ``ceiling``, missed when it is all above."""
     if not _measured(estimate):
         return MISSED
-    return _decide(estimate.high <= _number(ceiling), estimate.low > ceiling)
+    _number(ceiling)
+    return _judge(estimate, lambda i: (i.high <= ceiling, i.low > ceiling), chance, chance_margin)
 
 
-def inside(estimate: Interval, low: float, high: float) -> Verdict:
+def inside(estimate: Interval, low: float, high: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
     """Met when the interval lies within the band [``low``, ``high``] (its ends included), missed
     when it has no point in common with it."""
     if not _measured(estimate):
         return MISSED
     low, high = _band(low, high)
-    return _decide(low <= estimate.low and estimate.high <= high, estimate.high < low or estimate.low > high)
+    return _judge(estimate, lambda i: (low <= i.low and i.high <= high, i.high < low or i.low > high), chance, chance_margin)
 
 
 def equivalent(difference: Interval, margin: float) -> Verdict:
@@ -130,8 +219,71 @@ def equivalent(difference: Interval, margin: float) -> Verdict:
         return MISSED
     if not _number(margin) > 0:
         raise ValueError(f"an equivalence margin is above 0, got {margin!r}")
-    return _decide(-margin < difference.low and difference.high < margin,
-                   difference.high <= -margin or difference.low >= margin)  # fmt: skip
+    return _judge(difference, lambda i: (-margin < i.low and i.high < margin, i.high <= -margin or i.low >= margin), None, None)
+
+
+def at_chance(estimate: Interval, chance: float, margin: float | None = None, alpha: float = ALPHA) -> bool:
+    """Whether the estimate is shown equivalent to ``chance`` within +-``margin``: two one-sided
+    tests at ``alpha``, i.e. its 1 - 2 ``alpha`` interval (computed again from its sample) strictly
+    inside (chance - margin, chance + margin). ``margin`` defaults to ``RATE_CHANCE_MARGIN`` for a
+    rate; an estimate in other units must be given one."""
+    return _chance_interval(estimate, chance, margin, alpha)[0]
+
+
+def _chance_interval(estimate: Interval, chance: float, margin: float | None, alpha: float = ALPHA) -> tuple[bool, float, Any]:
+    """(at chance, the margin, the 1 - 2 alpha interval tested)."""
+    if not _measured(estimate):
+        return False, math.nan, None
+    _number(chance)
+    if margin is None:
+        if getattr(estimate, "kind", None) != "rate":
+            raise ValueError("an estimate that is not a rate is at chance only within a margin in its units: give chance_margin=")
+        margin = RATE_CHANCE_MARGIN
+    if not _number(margin) > 0:
+        raise ValueError(f"a chance margin is above 0, got {margin!r}")
+    interval = _recomputed(estimate, 1 - 2 * alpha)
+    if interval is None:
+        raise ValueError("an estimate is judged at chance from its sample: give a stats.Estimate (wilson, mean) that has one")
+    return chance - margin < interval.low and interval.high < chance + margin, margin, interval
+
+
+def _judge(estimate: Interval, shown: Callable[[Any], tuple[bool, bool]], chance: float | None, chance_margin: float | None) -> Verdict:
+    """The verdict of a criterion whose (met, missed) ``shown`` reads off an interval: decided on the
+    interval at its table's level, then at chance before missed or inconclusive (never before met).
+    Kept in the table family, where there is one, for the score to say what it was decided on."""
+    family = _table.get()
+    size = 1 if family is None else family.size
+    confidence, interval = _at_table_level(estimate, size)
+    met, missed = shown(interval)
+    tested = None
+    if met:
+        verdict = MET
+    elif chance is not None and (tested := _chance_interval(estimate, chance, chance_margin))[0]:
+        verdict = AT_CHANCE
+    else:
+        verdict = MISSED if missed else INCONCLUSIVE
+    if family is not None:
+        family.judged.append(Judgement(estimate, interval, confidence, size, verdict, (chance, *tested[1:]) if tested and tested[0] else None))
+    return verdict
+
+
+def _at_table_level(estimate: Interval, size: int) -> tuple[float, Interval]:
+    """The confidence and the interval of ``estimate`` widened to its table's level: the error the
+    estimate's own confidence allows (0.05 at 95%, 0.10 for an equivalence's 90%) divided by the
+    table's size. As given in a table of one cell, and where nothing can compute it again."""
+    own = getattr(estimate, "confidence", 1 - ALPHA)
+    if size <= 1:
+        return own, estimate
+    confidence = 1 - (1 - own) / size
+    adjusted = _recomputed(estimate, confidence)
+    if adjusted is None or not _measured(adjusted):
+        return own, estimate
+    return confidence, adjusted
+
+
+def _recomputed(estimate: Interval, confidence: float) -> Interval | None:
+    at = getattr(estimate, "at", None)
+    return at(confidence) if callable(at) else None
 
 
 def significant(p: float | None, alpha: float = 0.05, *, opposite: float | None = None) -> Verdict:
@@ -162,16 +314,19 @@ class Claim:
 
 def family(claims: Mapping[K, tuple[float, float]], alpha: float = 0.05) -> dict[K, Claim]:
     """A family of one-sided claims decided together. ``claims`` maps each claim to (its one-sided p,
-    the contrary claim's one-sided p). Holm's step-down method keeps the chance that any claim of
-    the family is met by chance at ``alpha``; the contrary claims are adjusted as a family of their
-    own, so that a claim is missed only where its contrary survives the same correction. NaN p-values
-    (nothing to test) stay NaN and their claim is missed, as ``significant`` says."""
+    the contrary claim's one-sided p). The claims and their contraries are one family: Holm's
+    step-down method over all their p-values together keeps at ``alpha`` the chance that any
+    directional verdict of the family, met or missed, is wrong (two families would let a wrong
+    direction reach 2 ``alpha``). NaN p-values (nothing to test) stay NaN and their claim is missed,
+    as ``significant`` says; ``family_size`` counts the p-values corrected together."""
     from .stats import holm  # stats imports numpy and scipy; the verdicts themselves need neither
 
     names = list(claims)
     raw = [float(claims[name][0]) for name in names]
-    adjusted, contrary = holm(raw), holm([float(claims[name][1]) for name in names])
-    size = sum(not math.isnan(p) for p in raw)
+    contrary_raw = [float(claims[name][1]) for name in names]
+    together = holm(raw + contrary_raw)
+    adjusted, contrary = together[: len(names)], together[len(names):]
+    size = sum(not math.isnan(p) for p in raw + contrary_raw)
     return {
         name: Claim(significant(adjusted[i], alpha, opposite=contrary[i]), raw[i], adjusted[i], contrary[i], size)
         for i, name in enumerate(names)
@@ -184,10 +339,6 @@ def faithful(fidelity: Any) -> Verdict:
     if fidelity is None:
         return MISSED
     return {"faithful": MET, "unfaithful": MISSED, "inconclusive": INCONCLUSIVE}[fidelity.verdict]
-
-
-def _decide(met: bool, missed: bool) -> Verdict:
-    return MET if met else MISSED if missed else INCONCLUSIVE
 
 
 def _measured(estimate: Interval) -> bool:

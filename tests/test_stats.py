@@ -1,4 +1,5 @@
 import math
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -185,19 +186,40 @@ def test_holm_adjustment():
     assert adjusted[0] == pytest.approx(0.5) and np.isnan(adjusted[1]) and adjusted[2] == pytest.approx(0.002)
 
 
-def test_change_between_runs_uses_fisher_for_rates_and_welch_for_means():
+def test_change_between_runs_uses_fisher_for_rates_and_a_permutation_test_for_means():
     old, new = stats.wilson(25, 30), stats.wilson(10, 30)
     assert stats.change_test(old, new) == pytest.approx(scipy_stats.fisher_exact([[25, 5], [10, 20]]).pvalue)
     a, b = [60.0, 70, 80, 90, 100], [50.0, 55, 60, 52, 58, 61]
-    assert stats.change_test(stats.mean(a), stats.mean(b)) == pytest.approx(scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
+    # Every one of the 462 ways to deal the 11 values 5 and 6: the exact p the seeded draws estimate.
+    pooled = a + b
+    differences = [np.mean([pooled[i] for i in first]) - np.mean([pooled[i] for i in range(11) if i not in first])
+                   for first in combinations(range(11), 5)]  # fmt: skip
+    observed = np.mean(a) - np.mean(b)
+    exact = {"both": np.mean([abs(d) >= abs(observed) - 1e-9 for d in differences]),
+             "down": np.mean([d >= observed - 1e-9 for d in differences]), "up": np.mean([d <= observed + 1e-9 for d in differences])}  # fmt: skip
+    for worse, p in exact.items():
+        assert stats.change_test(stats.mean(a), stats.mean(b), worse) == pytest.approx(p, abs=0.004)
     assert stats.change_test(stats.wilson(30, 30), stats.wilson(30, 30)) == 1.0
     assert np.isnan(stats.change_test(stats.wilson(0, 0), stats.wilson(3, 30)))
+
+
+@given(st.integers(1, 40), st.integers(1, 40), st.floats(0, 100), st.floats(0, 100), st.sampled_from(("down", "up", "both")))
+@settings(max_examples=40, deadline=None)
+def test_a_change_between_two_constant_samples_is_never_certain(n_old, n_new, old, new, worse):
+    """Two runs that each answered one value throughout are as far apart as their sizes can show:
+    Fisher's p for rates and the permutation p for means are positive, and 1.0 where nothing moved."""
+    p_mean = stats.change_test(stats.mean([old] * n_old), stats.mean([new] * n_new), worse)
+    assert p_mean >= 1 / (stats.PERMUTATIONS + 1)
+    if old == new:
+        assert p_mean == 1.0
+    rate_old, rate_new = round(old) % 2, round(new) % 2  # all successes or all failures on each side
+    p_rate = stats.change_test(stats.wilson(rate_old * n_old, n_old), stats.wilson(rate_new * n_new, n_new), worse)
+    assert 0 < p_rate <= 1
 
 
 # -- exact conditional tests ---------------------------------------------------------------------
 
 from fractions import Fraction  # noqa: E402
-from itertools import combinations  # noqa: E402
 
 
 
@@ -437,3 +459,20 @@ def test_the_paired_sign_flip_test_tells_ten_pairs_all_one_way_and_refuses_unpai
     assert 0.4 < stats.paired_greater([1.0, 0.0] * 20, [0.0, 1.0] * 20) <= 1.0  # drawn above 16 pairs: balanced, no evidence
     with pytest.raises(ValueError, match="as many values on each side"):
         stats.paired_greater([1.0], [1.0, 2.0])
+
+
+def test_an_estimate_is_computed_again_at_another_confidence_from_what_it_was_computed_from():
+    rate = stats.wilson(21, 30)
+    assert rate.at(0.95) is rate and rate.confidence == 0.95
+    assert rate.at(1 - 0.05 / 36) == stats.wilson(21, 30, 1 - 0.05 / 36) and rate.at(0.9).confidence == 0.9
+    assert stats.wilson(30, 30).at(1 - 0.05 / 36).low == pytest.approx(0.7459, abs=1e-4)  # the rational agent's cell in a table of 36
+    values = [0.2, 0.4, 0.4, 0.6, 0.8, 1.0, 1.0, 0.8] * 4
+    assert stats.mean(values).at(0.99) == stats.mean(values, 0.99)
+    assert stats.mean(values).at(0.99).high > stats.mean(values).high
+    difference = stats.rate_difference(20, 30, 12, 30, confidence=0.9)
+    assert difference.at(0.99) == stats.rate_difference(20, 30, 12, 30, confidence=0.99)
+    assert stats.mean_difference(values, values[::2]).at(0.9) == stats.mean_difference(values, values[::2], 0.9)
+    assert stats.Estimate(0.5, 0.4, 0.6, 30).at(0.99) is None  # an interval given by hand: nothing to compute it from
+    assert stats.average(values).at(0.99) is None
+    with pytest.raises(ValueError):
+        rate.at(1.0)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conftest import outcomes
 from pytest_gaamas.report import Table
 
-#: 25 items, each a cell with a verdict, and a descriptive table of the same rates beside them.
+#: 25 items, each a cell with a verdict (one of a table of 25, one at chance), and a descriptive table of the same rates beside them.
 MANY_FINDINGS = '''
 import pytest
 from pytest_gaamas import stats, verdicts
@@ -21,7 +21,7 @@ from pytest_gaamas.report import cell
 @pytest.mark.parametrize("successes", range(25))
 def test_rate(gaamas, successes):
     rate = stats.wilson(successes, 30)
-    verdict = verdicts.at_least(rate, 0.8)
+    verdict = verdicts.at_least(rate, 0.8, chance=0.5)
     gaamas.score(table="Rates", metric="rate", estimate=rate, invalid=0, verdict=verdict, criterion="lower 95% bound >= 0.8",
                  columns=("rate",), cells={"rate": cell(rate)}, row={"successes": str(successes)})
     gaamas.score(table="Rates, described", metric="rate", estimate=rate, invalid=0, passed=None, criterion="",
@@ -48,13 +48,16 @@ def test_a_table_without_a_criterion_is_named_not_printed_unless_asked(many_find
 
 def test_past_a_screenful_the_findings_are_counted_per_test_and_listed_with_v(many_findings):
     result = many_findings.runpytest(*ARGS)
-    assert outcomes(result) == {"missed": 20, "inconclusive": 5}
-    result.stdout.fnmatch_lines(["*gaamas: 25 verdicts not met*", "test *items*missed*inconclusive", "test_rate *25 *20 *5",
-                                 "gaamas: each finding with its reason: -v lists them here;*"])  # fmt: skip
+    # Judged as a table of 25 cells: 20 and 21 of 30, met or missed alone, are inconclusive; 15 of 30 is at chance.
+    assert outcomes(result) == {"missed": 17, "at": 1, "inconclusive": 7}  # pytest's parser reads a word of the closing line: "1 at chance"
+    result.stdout.fnmatch_lines(["*gaamas: 25 verdicts not met*", "test *items*missed*at chance*inconclusive", "test_rate *25 *17 *1 *7",
+                                 "gaamas: each finding with its reason: -v lists them here;*", "*= 17 missed, 1 at chance, 7 inconclusive in *"])  # fmt: skip
     assert "MISSED test_rate" not in result.stdout.str()
     listed = many_findings.runpytest(*ARGS, "-v")
-    assert len(re.findall(r"^MISSED test_rate\[", listed.stdout.str(), re.MULTILINE)) == 20
-    assert len(re.findall(r"^INCONCLUSIVE test_rate\[", listed.stdout.str(), re.MULTILINE)) == 5
+    assert len(re.findall(r"^MISSED test_rate\[", listed.stdout.str(), re.MULTILINE)) == 17
+    assert re.findall(r"^AT CHANCE test_rate\[reference-rational-(\d+)\]", listed.stdout.str(), re.MULTILINE) == ["15"]
+    assert "; at chance: the 90% interval [0.356, 0.644] lies within 0.5 +- 0.15" in " ".join(listed.stdout.str().split())
+    assert len(re.findall(r"^INCONCLUSIVE test_rate\[", listed.stdout.str(), re.MULTILINE)) == 7
 
 
 def test_a_wrong_tables_mode_is_one_line(many_findings):

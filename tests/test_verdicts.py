@@ -1,16 +1,17 @@
-"""The three verdicts and the rules that decide them, at and around every boundary."""
+"""The four verdicts and the rules that decide them, at and around every boundary; a table judged as one
+family; a claim and its contrary corrected together."""
 
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_gaamas import stats, verdicts
 from pytest_gaamas.report import Score
 from pytest_gaamas.stats import Estimate
-from pytest_gaamas.verdicts import INCONCLUSIVE, MET, MISSED, Verdict
+from pytest_gaamas.verdicts import AT_CHANCE, INCONCLUSIVE, MET, MISSED, Verdict
 
 
 def interval(low: float, high: float, n: int = 30) -> Estimate:
@@ -172,7 +173,7 @@ def test_a_verdict_is_read_from_its_word_a_bool_or_numpy_s_bool():
         MET, MISSED, INCONCLUSIVE, MET, MISSED, MET, MISSED, None,
     ]  # fmt: skip
     assert f"{INCONCLUSIVE}" == str(INCONCLUSIVE) == "inconclusive"
-    with pytest.raises(ValueError, match="met, missed, inconclusive"):
+    with pytest.raises(ValueError, match="met, missed, at chance, inconclusive"):
         Verdict.of("pass")
     with pytest.raises(TypeError):
         Verdict.of(interval(0.1, 0.2))  # an estimate is not a verdict, however truthy
@@ -193,3 +194,109 @@ def test_a_score_keeps_passed_true_only_when_met_and_reads_either_field():
             score(**contradiction)
     restored = Score.from_json(score(passed=None, verdict=INCONCLUSIVE).to_json())
     assert restored.verdict is INCONCLUSIVE and restored.passed is False and restored.to_json()["verdict"] == "inconclusive"
+
+
+# -- at chance --------------------------------------------------------------------------------------
+
+
+def test_a_fair_coin_at_30_trials_is_at_chance_and_a_clear_learner_is_not():
+    coin = stats.wilson(15, 30)
+    assert coin.at(0.90).low == pytest.approx(0.3562, abs=1e-4) and coin.at(0.90).high == pytest.approx(0.6438, abs=1e-4)
+    assert verdicts.at_least(coin, 0.5, chance=0.5) is AT_CHANCE
+    assert verdicts.at_least(coin, 0.5) is INCONCLUSIVE  # without a chance level, as before
+    assert verdicts.at_least(stats.wilson(16, 30), 0.5, chance=0.5, chance_margin=0.10) is INCONCLUSIVE  # [0.38, 0.68] reaches 0.6
+    assert verdicts.at_least(stats.wilson(28, 30), 0.5, chance=0.5) is MET
+    assert verdicts.at_most(stats.wilson(27, 30), 0.25, chance=0.5) is MISSED  # far from chance, and above the ceiling
+    assert verdicts.at_least(stats.wilson(10, 30), 0.75, chance=1 / 3) is MISSED  # guessing at 30 trials: [0.21, 0.49] reaches past 0.48
+    assert verdicts.at_least(stats.wilson(40, 120), 0.75, chance=1 / 3) is AT_CHANCE  # at 120, it shows itself
+
+
+def test_at_chance_on_a_mean_needs_a_margin_in_its_units():
+    points = stats.mean([1.0, 0.8, 1.2, 1.0, 0.9, 1.1] * 5)
+    with pytest.raises(ValueError, match="chance_margin"):
+        verdicts.at_least(points, 1.5, chance=1.0)
+    assert verdicts.at_least(points, 1.5, chance=1.0, chance_margin=0.3) is AT_CHANCE
+    with pytest.raises(ValueError, match="from its sample"):
+        verdicts.at_least(interval(0.4, 0.6), 0.75, chance=0.5, chance_margin=0.15)  # an interval by hand cannot be computed again
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 60), st.data(), st.floats(0.05, 0.95), st.floats(0.05, 0.95), st.sampled_from(("at_least", "strictly_above", "at_most", "inside")),
+       st.integers(1, 40))  # fmt: skip
+def test_at_chance_never_coincides_with_met_and_a_table_never_makes_a_missed_met(n, data, threshold, chance, helper, size):
+    rate = stats.wilson(data.draw(st.integers(0, n)), n)
+    judge = {
+        "at_least": lambda e, **kw: verdicts.at_least(e, threshold, **kw),
+        "strictly_above": lambda e, **kw: verdicts.strictly_above(e, threshold, **kw),
+        "at_most": lambda e, **kw: verdicts.at_most(e, threshold, **kw),
+        "inside": lambda e, **kw: verdicts.inside(e, min(threshold, chance), max(threshold, chance), **kw),
+    }[helper]
+    alone, with_chance = judge(rate), judge(rate, chance=chance)
+    assert (alone is MET) == (with_chance is MET)  # chance is asked after met, never instead of it
+    if with_chance is AT_CHANCE:
+        assert verdicts.at_chance(rate, chance) and alone is not MET
+    with verdicts.table_family(size):
+        in_table = judge(rate, chance=chance)
+    if in_table is MET:
+        assert alone is MET  # a wider interval shows less, never more
+    if alone is MISSED:
+        assert in_table is not MET
+
+
+def test_a_coin_rarely_meets_a_criterion_anywhere_in_a_36_cell_table():
+    """A fair coin at 30 trials a cell against "the lower bound >= 0.5": each cell judged alone meets
+    it now and then, and somewhere in a table of 36 cells most of the time; judged as one family, in at
+    most 5% of tables. The verdict of each count of heads is computed once, then 2,000 tables drawn."""
+    n, cells, tables = 30, 36, 2000
+    heads = np.random.default_rng(30).binomial(n, 0.5, size=(tables, cells))
+
+    def false_met_rate(size: int) -> float:
+        with verdicts.table_family(size):
+            met = np.array([verdicts.at_least(stats.wilson(k, n), 0.5, chance=0.5) is MET for k in range(n + 1)])
+        return float(np.mean(met[heads].any(axis=1)))
+
+    assert false_met_rate(1) > 0.3  # each cell alone: the table meets somewhere by chance
+    assert false_met_rate(cells) <= 0.05
+
+
+def test_a_table_family_judges_on_the_adjusted_interval_and_keeps_it():
+    perfect = stats.wilson(30, 30)
+    with verdicts.table_family(36) as family:
+        assert verdicts.at_least(perfect, 0.5) is MET
+        assert verdicts.at_least(stats.wilson(21, 30), 0.5) is INCONCLUSIVE  # met alone: [0.52, 0.83]
+    judged = family.judgement(perfect)
+    assert judged.family_size == 36 and judged.confidence == pytest.approx(1 - 0.05 / 36)
+    assert judged.adjusted.low == pytest.approx(0.7459, abs=1e-4) and judged.as_json()["family"] == 36
+    assert verdicts.at_least(stats.wilson(21, 30), 0.5) is MET and verdicts.current_table() is None  # outside the table, as before
+    # An equivalence's 90% interval (two one-sided tests) is widened to 1 - 0.10 / 12.
+    difference = stats.rate_difference(60, 120, 62, 120, confidence=0.9)
+    with verdicts.table_family(12) as family:
+        verdicts.equivalent(difference, 0.2)
+    assert family.judgement(difference).confidence == pytest.approx(1 - 0.1 / 12)
+
+
+# -- a claim and its contrary, one family ------------------------------------------------------------
+
+
+def test_a_claim_and_its_contrary_are_corrected_as_one_family():
+    claims = verdicts.family({"a": (0.01, 0.99), "b": (0.6, 0.02), "c": (0.3, 0.7)})
+    assert {name: claim.family_size for name, claim in claims.items()} == dict.fromkeys("abc", 6)
+    assert claims["a"].p_adjusted == pytest.approx(0.06) and claims["a"].verdict is INCONCLUSIVE  # 6 x 0.01
+    assert claims["b"].opposite_adjusted == pytest.approx(0.1)  # 5 x 0.02
+    strong = verdicts.family({"a": (0.001, 0.999), "b": (0.999, 0.001)})
+    assert strong["a"].verdict is MET and strong["b"].verdict is MISSED
+
+
+def test_a_claim_and_its_contrary_together_keep_a_wrong_direction_at_alpha():
+    """No claim of a family of 4 holds either way: every met or missed is wrong. One Holm family over
+    the 8 p-values keeps the chance of any at 5%; two families of 4 let it reach about 10%."""
+    rng = np.random.default_rng(2018)
+    p = rng.uniform(size=(2000, 4))
+    one = [any(c.verdict is not INCONCLUSIVE for c in verdicts.family({i: (q, 1 - q) for i, q in enumerate(row)}).values()) for row in p]
+    assert np.mean(one) <= 0.05 + 0.01
+
+    def two_families(row) -> bool:
+        claims, contraries = stats.holm(list(row)), stats.holm([1 - q for q in row])
+        return any(a < 0.05 or b < 0.05 for a, b in zip(claims, contraries))
+
+    assert np.mean([two_families(row) for row in p]) > 0.08
