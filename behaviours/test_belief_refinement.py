@@ -41,6 +41,8 @@ OPPONENTS = {
     "RPS 3-loop": (RPS_PREDICTION, (("Rock", "Paper", "Scissors"), ("Paper", "Scissors", "Rock"), ("Scissors", "Rock", "Paper"))),
 }
 CHANCE = {"MP": 1 / 2, "RPS": 1 / 3}
+#: How close to guessing a mean accuracy is still guessing, as for a rate.
+CHANCE_MARGIN = 0.15
 
 TABLE = "Belief refinement: prediction accuracy in rounds 6-10 against a hidden pattern"
 
@@ -56,7 +58,7 @@ def test_belief_refinement(gaamas, opponent, generation):
     played = rounds.round_results(records)
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_accuracy", MIN_LATE_ACCURACY)
-    verdict = verdicts.at_least(late_accuracy, threshold)
+    verdict = verdicts.at_least(late_accuracy, threshold, chance=CHANCE[opponent.split()[0]], chance_margin=CHANCE_MARGIN)
     invalid = rounds.invalid_trials(played)
 
     gaamas.score(

@@ -32,6 +32,9 @@ PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
 LATE_ROUNDS_FROM = 6
 MIN_LATE_POINTS = 1.5
+#: Uniform play's points a round against any constant move (win 2, draw 1, loss 0, a third each), and how
+#: close to it is still chance: 0.15 of the best response's 2 points, as 0.15 of a rate.
+CHANCE_POINTS, CHANCE_MARGIN = 1.0, 0.3
 
 OPPONENTS = {"constant": (("Rock",), ("Paper",), ("Scissors",))}
 TABLE = "Belief use: points per round in rounds 6-10 at rock-paper-scissors (win 2, draw 1, loss 0)"
@@ -47,7 +50,7 @@ def test_belief_use(gaamas, opponent, generation):
     played = rounds.round_results(records)
     late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_points", MIN_LATE_POINTS)
-    verdict = verdicts.at_least(late_points, threshold)
+    verdict = verdicts.at_least(late_points, threshold, chance=CHANCE_POINTS, chance_margin=CHANCE_MARGIN)
     invalid = rounds.invalid_trials(played)
 
     gaamas.score(
@@ -60,7 +63,7 @@ def test_belief_use(gaamas, opponent, generation):
         criterion=f"lower 95% bound of the mean points per round in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
         columns=tuple(OPPONENTS),
         cells={opponent: cell(late_points)},
-        details={"chance": 1.0, "best_response": 2.0, "invalid_rounds": rounds.invalid_rounds(played, game.rounds)},
+        details={"chance": CHANCE_POINTS, "best_response": 2.0, "invalid_rounds": rounds.invalid_rounds(played, game.rounds)},
         n=len(records),
     )
     rounds.report_series(gaamas, title="Belief use", column=opponent, columns=tuple(OPPONENTS), scores=rounds.series(played),

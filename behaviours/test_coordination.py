@@ -27,6 +27,9 @@ PAPER_TEMPERATURE = 0.7
 LATE_ROUNDS_FROM = 6
 MIN_LATE_POINTS = 2.0
 ALTERNATING = (("A", "B"), ("B", "A"))
+#: Random play meets Z half the time, at 2.5 points a meeting; how close to it is still chance: 0.15 of
+#: the 2.5 points of meeting Z every round, as 0.15 of a rate.
+CHANCE_POINTS, CHANCE_MARGIN = 1.25, 0.375
 
 TABLE = "Coordination: battle of the sexes against an alternating partner, rounds 6-10"
 COLUMNS = ("points per round [95% CI]", "prediction accuracy [95% CI]", "invalid rounds")
@@ -42,7 +45,7 @@ def test_coordination(gaamas, generation):
     late_points = stats.mean(rounds.late_means(played, "points", LATE_ROUNDS_FROM))
     late_accuracy = stats.mean(rounds.late_means(played, "correct", LATE_ROUNDS_FROM))
     threshold = gaamas.threshold("min_late_points", MIN_LATE_POINTS)
-    verdict = verdicts.at_least(late_points, threshold)
+    verdict = verdicts.at_least(late_points, threshold, chance=CHANCE_POINTS, chance_margin=CHANCE_MARGIN)
     invalid = rounds.invalid_trials(played)
 
     gaamas.score(
@@ -55,7 +58,7 @@ def test_coordination(gaamas, generation):
         criterion=f"lower 95% bound of the mean points per round in rounds {LATE_ROUNDS_FROM}-10 >= {threshold}",
         columns=COLUMNS,
         cells={COLUMNS[0]: cell(late_points), COLUMNS[1]: cell(late_accuracy), COLUMNS[2]: str(rounds.invalid_rounds(played, game.rounds))},
-        details={"late_accuracy": late_accuracy.as_json(), "chance_points": 1.25, "coordinated_points": 2.5},
+        details={"late_accuracy": late_accuracy.as_json(), "chance_points": CHANCE_POINTS, "coordinated_points": 2.5},
         n=len(records),
     )
     rounds.report_series(gaamas, title="Coordination", column="alternating partner", columns=("alternating partner",), scores=rounds.series(played),

@@ -26,6 +26,8 @@ from pytest_gaamas.report import cell, invalid_note
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
 MIN_RATIONAL_RATE = 0.5
+#: A player 2 who picks A or B at random.
+CHANCE = 0.5
 
 TABLE = "First-order rationality: rate of the dominant action A (player 2)"
 COLUMNS = tuple(b.capitalize() for b in BELIEFS)
@@ -40,7 +42,7 @@ def test_first_order_rationality(gaamas, belief, generation):
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
     threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
-    verdict = verdicts.at_least(rate, threshold)
+    verdict = verdicts.at_least(rate, threshold, chance=CHANCE)
     invalid = len(records) - len(valid)
 
     gaamas.score(

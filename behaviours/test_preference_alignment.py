@@ -26,6 +26,8 @@ from pytest_gaamas.report import cell, invalid_note
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
 MIN_ALIGNMENT = 0.5
+#: One of the four options at random.
+CHANCE = 0.25
 
 TABLE = "Preference alignment: rate of choosing the instructed preference's option"
 
@@ -39,7 +41,7 @@ def test_preference_alignment(gaamas, preference, generation):
     valid = [r for r in records if r.valid]
     rate = stats.wilson(sum(r.outcome["aligned"] for r in valid), len(valid))
     threshold = gaamas.threshold("min_alignment", MIN_ALIGNMENT)
-    verdict = verdicts.at_least(rate, threshold)
+    verdict = verdicts.at_least(rate, threshold, chance=CHANCE)
 
     gaamas.score(
         table=TABLE,

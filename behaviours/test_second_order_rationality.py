@@ -28,6 +28,8 @@ from pytest_gaamas.report import cell, invalid_note
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
 MIN_RATIONAL_RATE = 0.5
+#: A player 1 who picks X or Y at random.
+CHANCE = 0.5
 
 TABLE = "Second-order rationality: rate of X (player 1) [95% CI], payoff version x belief"
 COLUMNS = tuple(b.capitalize() for b in BELIEFS)
@@ -44,7 +46,7 @@ def test_second_order_rationality(gaamas, version, belief, generation):
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
     threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
-    verdict = verdicts.at_least(rate, threshold)
+    verdict = verdicts.at_least(rate, threshold, chance=CHANCE)
     invalid = len(records) - len(valid)
 
     gaamas.score(
