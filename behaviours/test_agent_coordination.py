@@ -18,15 +18,18 @@ prediction accuracy, per round with 95% CI; the verdict uses each game's coordin
 10 rounds, a round with an invalid answer counting as not coordinated.
 Beyond habits: two players meet by chance as often as their own habits make them choose the same
 label (two copies that always name A meet every round without reading anything). The baseline is
-player Y of one game paired with player Z of every *other* game of the cell, round by round: the
-meeting the players' own habits give, shuffled pairs. The excess is the real pairs' coordination
-minus it, with its bootstrap interval over games, and a one-sided permutation test of the pairing
-(exact up to 7 games, else 9,999 re-pairings seeded by the cell). A pair meets by reading the game
-and each other only where what it meets on changes from game to game with what the game
-counterbalances: which player opens the talk and the order each player sees the meetings in (the
-agents' prompts and forms; the script's form, but not its rules, which say "A or B"). Which meeting
-each label names and which player prefers which are the same in every game (Y prefers A), so a pair
-that always meets at Y's favourite shows no excess, whether it read the payoffs or only the letter.
+player Y of one game paired with player Z of every *other* game of the cell that showed each player
+the meetings in the same order, round by round: the meeting the players' own habits give, shuffled
+pairs. Pairing only games presented alike keeps one author's habit from passing for coordination:
+a script that writes, for both players, the meeting its form names last meets every round, and so
+does a stranger shown the same form. The excess is the real pairs' coordination minus the baseline,
+with its bootstrap interval over games, and a one-sided permutation test of the pairing within
+presentations (9,999 re-pairings seeded by the cell). What the game counterbalances across games:
+the order each player sees the meetings in (the agents' prompts and forms; the script's form, but
+not its rules, which say "A or B"), and which player opens the talk, which the shuffled pairs leave
+free: a convention read from who opens counts as reading the game. Which meeting each label names
+and which player prefers which are the same in every game (Y prefers A), so a pair that always
+meets at Y's favourite shows no excess, whether it read the payoffs or only the letter.
 Theory: rational agents coordinate as well as their information allows: with talk the opener
 proposes a convention (alternate A, B, ...) and both keep it, every round; without talk each plays
 the mixed equilibrium (its favourite with probability 3/5, meeting with probability 12/25) until
@@ -65,7 +68,7 @@ import zlib
 
 from pytest_gaamas import metrics, rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
-from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, moves, revealing_rate
+from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, moves, presentation, revealing_rate
 from pytest_gaamas.report import cell, p_value_text
 
 PAPER_TRIALS = 30
@@ -193,8 +196,12 @@ def cell_seed(seed, *cell) -> int:
 
 
 def beyond_habits(records, seed) -> metrics.CoordinationExcess:
-    """The real pairs' meetings against the same players paired across the cell's games."""
-    return metrics.coordination_excess([moves(r.outcome, "Y") for r in records], [moves(r.outcome, "Z") for r in records], seed=seed)
+    """The real pairs' meetings against the same players paired across the cell's games that showed
+    each player the meetings in the same order as theirs: one author writing both players from what
+    it is shown meets a stranger presented alike as often as its partner."""
+    outcomes = [r.outcome for r in records]
+    return metrics.coordination_excess([moves(o, "Y") for o in outcomes], [moves(o, "Z") for o in outcomes], seed=seed,
+                                       strata=[presentation(o) for o in outcomes])  # fmt: skip
 
 
 def excess_verdict(beyond) -> verdicts.Verdict:

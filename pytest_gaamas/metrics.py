@@ -22,6 +22,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -123,8 +124,7 @@ def _strong_components(adjacency: np.ndarray) -> tuple[int, np.ndarray]:
 
 # -- coordination beyond the players' own habits -----------------------------------------------------
 
-#: Up to this many games the permutation test of a pair's excess takes every pairing; above, seeded draws.
-EXACT_PAIRINGS = 7
+#: The permutation test of a pair's excess takes every pairing up to one more than this many, else this many seeded draws.
 PAIRINGS = 9_999
 PAIR_RESAMPLES = 9_999
 
@@ -134,9 +134,9 @@ class CoordinationExcess:
     """How much more two players meet than their own habits make them meet by chance.
 
     ``observed``: the share of rounds the real pairs met. ``baseline``: the share met by player 1 of
-    one game and player 2 of *another* game of the same cell, round by round: the meeting that each
-    player's habits alone give (a label both always name, the option each is shown first), with no
-    reading of this game's other player. ``excess``: observed - baseline, with its bootstrap
+    one game and player 2 of *another* game of the same cell presented alike, round by round: the
+    meeting that each player's habits alone give (a label both always name, the option each is shown
+    first), with no reading of this game's other player. ``excess``: observed - baseline, with its bootstrap
     interval over games. ``p``: the one-sided permutation p that the real pairing meets more than a
     random re-pairing of the same games (``contrary_p``: less)."""
 
@@ -168,43 +168,66 @@ def pair_meetings(first: Sequence[Sequence[str | None]], second: Sequence[Sequen
     return (a[:, None, :] == b[None, :, :]).mean(axis=-1)
 
 
-def coordination_excess(first, second, *, seed: int, confidence: float = 0.95) -> CoordinationExcess:
+def coordination_excess(first, second, *, seed: int, strata: Sequence[Any] | None = None,
+                        confidence: float = 0.95) -> CoordinationExcess:
     """The excess of the real pairs' meetings over the shuffled pairs' (``CoordinationExcess``).
     ``first`` and ``second``: each game's moves of player 1 and of player 2, round by round (None for
     an unusable answer). A habit both players share (the same label every time, the option the
     question names first where both are shown the same first) meets as often in shuffled pairs as in
-    real ones: no excess. The permutation test is exact up to ``EXACT_PAIRINGS`` games, and takes
-    ``PAIRINGS`` seeded re-pairings above; the interval resamples games (``PAIR_RESAMPLES``, seeded),
-    each resample's baseline over pairs of distinct games."""
+    real ones: no excess. ``strata``: each game's presentation (what a habit could follow: the order
+    each player is shown the options in); games are then paired only with games presented alike, so
+    that a habit that follows the presentation, which both players of one game share where one
+    author writes both, meets a stranger as often as its partner. A game alone in its stratum is left
+    out. The permutation test re-pairs games within their strata: exact up to ``PAIRINGS`` + 1
+    pairings, else ``PAIRINGS`` seeded draws; the interval resamples games within their strata
+    (``PAIR_RESAMPLES``, seeded), each resample's baseline over pairs of distinct games."""
     meetings = pair_meetings(first, second)
-    n = len(meetings)
-    if n < 2:
-        nothing = Estimate(math.nan, math.nan, math.nan, n)
-        observed = float(np.trace(meetings)) if n else math.nan
-        return CoordinationExcess(observed, math.nan, nothing, math.nan, math.nan, 0)
+    labels = [0] * len(meetings) if strata is None else list(strata)
+    if len(labels) != len(meetings):
+        raise ValueError(f"one stratum a game, got {len(labels)} for {len(meetings)} games")
+    groups = [np.flatnonzero([label == value for label in labels]) for value in dict.fromkeys(labels)]
+    groups = [g for g in groups if len(g) >= 2]
+    if not groups:
+        nothing = Estimate(math.nan, math.nan, math.nan, 0)
+        return CoordinationExcess(math.nan, math.nan, nothing, math.nan, math.nan, 0)
+    used = np.concatenate(groups)
     rng = np.random.default_rng(seed)
-    observed = float(np.trace(meetings) / n)
-    baseline = float((meetings.sum() - np.trace(meetings)) / (n * (n - 1)))
-    if n <= EXACT_PAIRINGS:
-        pairings = np.array(list(itertools.permutations(range(n))))
+    diagonal = np.diag(meetings)
+    observed = float(diagonal[used].mean())
+    baseline = float(sum(len(g) * _across(meetings[np.ix_(g, g)]) for g in groups) / len(used))
+    orders = math.prod(math.factorial(len(g)) for g in groups)
+    if orders <= PAIRINGS + 1:
+        pairings = np.array([np.concatenate(p) for p in itertools.product(*(itertools.permutations(g) for g in groups))])
     else:
-        pairings = np.vstack([np.arange(n), rng.permuted(np.tile(np.arange(n), (PAIRINGS, 1)), axis=1)])
-    met = meetings[np.arange(n), pairings].mean(axis=1)
+        pairings = np.vstack([used, np.hstack([rng.permuted(np.tile(g, (PAIRINGS, 1)), axis=1) for g in groups])])
+    met = meetings[used, pairings].mean(axis=1)
     tolerance = 1e-12
     p = float(np.mean(met >= observed - tolerance))
     contrary = float(np.mean(met <= observed + tolerance))
-    drawn = rng.integers(0, n, (PAIR_RESAMPLES, n)) + n * np.arange(PAIR_RESAMPLES)[:, None]
-    counts = np.bincount(drawn.ravel(), minlength=PAIR_RESAMPLES * n).reshape(PAIR_RESAMPLES, n).astype(float)
-    diagonal = np.diag(meetings)
-    real = counts @ diagonal / n
-    # pairs of two draws of distinct games: all pairs of draws, less those of one game with itself
-    across = ((counts @ meetings) * counts).sum(axis=1) - (counts**2) @ diagonal
-    distinct = n * n - (counts**2).sum(axis=1)  # none where a resample drew one game only
-    excesses = real[distinct > 0] - across[distinct > 0] / distinct[distinct > 0]
+    real, shuffled, weight = np.zeros(PAIR_RESAMPLES), np.zeros(PAIR_RESAMPLES), np.zeros(PAIR_RESAMPLES)
+    for g in groups:
+        n = len(g)
+        drawn = rng.integers(0, n, (PAIR_RESAMPLES, n)) + n * np.arange(PAIR_RESAMPLES)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=PAIR_RESAMPLES * n).reshape(PAIR_RESAMPLES, n).astype(float)
+        block, own = meetings[np.ix_(g, g)], diagonal[g]
+        # pairs of two draws of distinct games: all pairs of draws, less those of one game with itself
+        distinct = n * n - (counts**2).sum(axis=1)
+        across = ((counts @ block) * counts).sum(axis=1) - (counts**2) @ own
+        kept = distinct > 0  # a resample that drew one game only has no pair: it weighs nothing
+        real[kept] += (counts @ own)[kept]
+        shuffled[kept] += n * across[kept] / distinct[kept]
+        weight[kept] += n
+    excesses = (real - shuffled)[weight > 0] / weight[weight > 0]
     low, high = np.quantile(excesses, [(1 - confidence) / 2, (1 + confidence) / 2])
     excess = observed - baseline
-    interval = Estimate(excess, min(float(low), excess), max(float(high), excess), n, "mean")
+    interval = Estimate(excess, min(float(low), excess), max(float(high), excess), len(used), "mean")
     return CoordinationExcess(observed, baseline, interval, p, contrary, len(pairings))
+
+
+def _across(block: np.ndarray) -> float:
+    """The mean of a square block of meetings off its diagonal: pairs of two distinct games."""
+    n = len(block)
+    return float((block.sum() - np.trace(block)) / (n * (n - 1)))
 
 
 @dataclass(frozen=True)

@@ -230,9 +230,16 @@ def test_the_one_sided_test_of_two_samples(first, second, small):
 
 
 def pairs(game, agent, games=30, seed=0):
-    """Each game's moves of Y and of Z, round by round, over ``games`` games of ``game``."""
+    """Each game's moves of Y and of Z, round by round, over ``games`` games of ``game``, and how
+    each game was presented: the arguments of ``metrics.coordination_excess`` as the behaviour gives them."""
     outcomes = [play_trial(game, agent, t, seed=seed, temperature=0.7).outcome for t in range(games)]
-    return [bos_agents.moves(o, "Y") for o in outcomes], [bos_agents.moves(o, "Z") for o in outcomes]
+    moves = [bos_agents.moves(o, "Y") for o in outcomes], [bos_agents.moves(o, "Z") for o in outcomes]
+    return moves, {"strata": [bos_agents.presentation(o) for o in outcomes]}
+
+
+def excess(game, agent, seed, games=30):
+    moves, presented = pairs(game, agent, games, seed)
+    return metrics.coordination_excess(*moves, seed=seed, **presented)
 
 
 def always(label):
@@ -249,17 +256,21 @@ def always(label):
     return write
 
 
-def follows_y(decision):
-    """Round 1: the meeting the player is shown first. Then both play what Y played in round 1: Z
-    reads Y's history, so the pair meets from round 2 on, where Y's first meeting changes with the
-    order it was shown."""
-    situation = decision.situation
-    if situation["phase"] == "message":
-        return answers.dump({"message": "Watch what Y does."})
-    history = situation["history"]["Y"]
-    listed = decision.schema["properties"]["move"]["enum"]
-    move = history[0] if history and history[0] else listed[0]
-    return answers.dump({"prediction": move, "move": move})
+def follows_y(seed):
+    """Round 1: a coin. Then both play what Y played in round 1: Z reads Y's history, so the pair
+    meets from round 2 on, wherever Y's coin sent it."""
+    import random
+
+    rng = random.Random(seed)
+
+    def write(decision):
+        situation = decision.situation
+        if situation["phase"] == "message":
+            return answers.dump({"message": "Watch what Y does."})
+        history = situation["history"]["Y"]
+        move = history[0] if history and history[0] else rng.choice("AB")
+        return answers.dump({"prediction": move, "move": move})
+    return write
 
 
 @pytest.mark.parametrize(("simulation", "messages"), [("agents", 0), ("agents", 2), ("script", 0), ("script", 3)])
@@ -269,8 +280,7 @@ def test_two_copies_with_one_label_habit_meet_every_round_and_show_no_excess(sim
     pairs meet every round, and so does Y of one game with Z of any other. The interval is [0, 0],
     the permutation test cannot reject, and the criterion is missed, where the coordination rate
     alone (1.0) would have met it."""
-    first, second = pairs(AgentCoordinationGame(messages, simulation=simulation), Writer(always(label)))
-    beyond = metrics.coordination_excess(first, second, seed=1)
+    beyond = excess(AgentCoordinationGame(messages, simulation=simulation), Writer(always(label)), seed=1)
     assert beyond.observed == beyond.baseline == 1.0
     assert (beyond.excess.value, beyond.excess.low, beyond.excess.high) == (0.0, 0.0, 0.0)
     assert beyond.p == 1.0
@@ -278,27 +288,48 @@ def test_two_copies_with_one_label_habit_meet_every_round_and_show_no_excess(sim
 
 @pytest.mark.parametrize("agent", ["first", "last"])
 def test_copies_that_answer_by_position_meet_no_more_than_shuffled_pairs(agent):
-    """Each player is shown the meetings in its own order: copies answering by position meet as
-    often in shuffled pairs as in real ones (about half the time), so their excess is about 0."""
+    """Each player is shown the meetings in its own order: copies answering by position meet about
+    half the time, and exactly as often as a stranger shown the same orders: no excess."""
     for simulation in ("agents", "script"):
-        beyond = metrics.coordination_excess(*pairs(AgentCoordinationGame(1, simulation=simulation), ReferenceAgent(agent)), seed=2)
-        assert abs(beyond.observed - 0.5) < 0.2 and abs(beyond.excess.value) < 0.1 and beyond.p > 0.05
+        beyond = excess(AgentCoordinationGame(1, simulation=simulation), ReferenceAgent(agent), seed=2)
+        assert abs(beyond.observed - 0.5) < 0.2 and beyond.excess.value == 0.0 and beyond.p == 1.0
+
+
+def last_in_the_form(decision):
+    """One author, blind: writes for both players the meeting its form names last (Z's second)."""
+    situation = decision.situation
+    label = decision.schema["properties"]["rounds"]["items"]["properties"]["Z"]["properties"]["move"]["enum"][-1]
+    talk = {"messages": ["Hi."] * situation["messages"]} if situation["messages"] else {}
+    return answers.dump({**talk, "rounds": [{p: {"prediction": label, "move": label} for p in PLAYERS}] * situation["rounds"]})
+
+
+def test_one_author_who_writes_both_players_from_the_form_meets_a_stranger_presented_alike_as_often():
+    """The meeting the script's form names last changes from game to game with Z's order, and the
+    blind author writes it for both players: they meet every round, a Y of a game presented otherwise
+    only half the time, a Y of a game presented alike every time. Paired across presentations, the
+    author would show an excess it does not have."""
+    game = AgentCoordinationGame(2, simulation="script")
+    alike = excess(game, Writer(last_in_the_form), seed=6)
+    assert alike.observed == alike.baseline == 1.0 and alike.p == 1.0
+    moves, _ = pairs(game, Writer(last_in_the_form))
+    across = metrics.coordination_excess(*moves, seed=6)
+    assert across.excess.value > 0.4 and across.p < 0.001
 
 
 def test_a_pair_that_reads_each_other_shows_an_excess_over_its_habits():
     """Z reads Y's first move from the history and both keep it: they meet in rounds 2-10 wherever
-    Y's order sent it, which a Y of another game matches only half the time. The rational agents
+    Y's coin sent it, which a Y of another game matches only half the time. The rational agents
     (a convention that begins with the opener's favourite, read from the talk; without talk, the
     first meeting found, kept) and the rational script show it too. Two coins show an excess no
     more often than the test's level allows: at most 3 of 20 seeds at p < 0.05 (a test whose false
     alarms ran at 20% would pass that with probability 0.41)."""
     game = AgentCoordinationGame(0)
-    reading = metrics.coordination_excess(*pairs(game, Writer(follows_y)), seed=3)
+    reading = excess(game, Writer(follows_y(3)), seed=3)
     assert reading.observed >= 0.9 and 0.3 < reading.excess.value and reading.excess.low > 0.2 and reading.p < 0.001
     for messages, simulation in ((0, "agents"), (2, "agents"), (1, "script"), (0, "script")):
-        rational = metrics.coordination_excess(*pairs(AgentCoordinationGame(messages, simulation=simulation), ReferenceAgent("rational")), seed=4)
+        rational = excess(AgentCoordinationGame(messages, simulation=simulation), ReferenceAgent("rational"), seed=4)
         assert rational.observed > 0.8 and rational.excess.low > 0.2 and rational.p < 0.05 / 16, (messages, simulation, rational)
-    false_alarms = [seed for seed in range(20) if metrics.coordination_excess(*pairs(game, ReferenceAgent("random"), seed=seed), seed=seed).p < 0.05]
+    false_alarms = [seed for seed in range(20) if excess(game, ReferenceAgent("random"), seed).p < 0.05]
     assert len(false_alarms) <= 3, false_alarms
 
 

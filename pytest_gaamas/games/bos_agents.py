@@ -147,6 +147,11 @@ def moves(outcome: Mapping[str, Any], player: str) -> list[str | None]:
     return [r["moves"][player] for r in outcome["rounds"]]
 
 
+def presentation(outcome: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The order each player was shown the meetings in: what a habit could follow in a game."""
+    return tuple(tuple(outcome["presented"][p]) for p in PLAYERS)
+
+
 def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS, information: str = "private") -> str:
     favourite = FAVOURITE[player]
     compromise = FAVOURITE[other(player)]
