@@ -85,8 +85,14 @@ def record_mode(run: Mapping[str, Any]) -> str:
     return mode
 
 
+#: More tokens than any server answers in one request, or than a run log's reader takes as a count:
+#: a larger number is nonsense from the server, counted as nothing rather than written as a number
+#: that no JSON reader of the run log can hold.
+MAX_COUNT = 2**53 - 1
+
+
 def _count(value: Any) -> int:
-    return value if type(value) is int and value >= 0 else 0
+    return value if type(value) is int and 0 <= value <= MAX_COUNT else 0
 
 
 def _token_counts(usage: Any) -> dict[str, int]:

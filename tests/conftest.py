@@ -159,10 +159,14 @@ class FakeChatServer:
     """A loopback stand-in for an OpenAI-compatible chat server (not a real model): answers every
     chat completion with ``content``, counts requests, and can be made to die after ``die_after``.
     As an error source it first answers ``refusals`` in order, each (status, headers), as a rate
-    limit or a fault would; ``usage`` is the token count each answer reports."""
+    limit or a fault would; ``usage`` is the token count each answer reports; ``body_extra``, fields
+    added to each answer. As an error source it can also send an ``endless`` body (chunk after chunk,
+    until the client stops reading or 256 MB), or ``trickle`` its answer a byte every so many seconds."""
 
     def __init__(self, content: str, die_after: int | None = None, delay: float = 0.0, message_extra=None, finish_reason="stop",
-                 refusals=(), usage=None):  # fmt: skip
+                 refusals=(), usage=None, body_extra=None, endless=False, trickle=0.0):  # fmt: skip
+        self.body_extra = body_extra or {}
+        self.endless, self.trickle = endless, trickle
         self.content = content
         self.lock = threading.Lock()
         self.in_flight = self.most_in_flight = 0
@@ -210,9 +214,26 @@ class FakeChatServer:
                     "model": body.get("model"),
                     "choices": [{"index": 0, "finish_reason": fake.finish_reason,
                                  "message": {"role": "assistant", "content": fake.content, **fake.message_extra}}],
-                    **({"usage": fake.usage} if fake.usage else {}),
+                    **({"usage": fake.usage} if fake.usage else {}), **fake.body_extra,
                 }  # fmt: skip
                 data = json.dumps(reply).encode()
+                if fake.endless or fake.trickle:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(1 << 40) if fake.endless else str(len(data)))
+                    self.end_headers()
+                    try:
+                        if fake.endless:
+                            for _ in range(4096):  # 256 MB at most: the client should stop long before
+                                self.wfile.write(b" " * (1 << 16))
+                        else:
+                            for byte in data[:64]:  # long enough to outlast a short deadline
+                                self.wfile.write(bytes([byte]))
+                                self.wfile.flush()
+                                time.sleep(fake.trickle)
+                    except OSError:
+                        pass  # the client stopped reading, as it should
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Set-Cookie", "session=secret")

@@ -105,7 +105,8 @@ def test_a_timeout_is_asked_again(fake_chat_server, quick_backoff):
 
 
 def test_a_server_s_nonsense_usage_counts_nothing_and_breaks_nothing(fake_chat_server):
-    for usage in ({"prompt_tokens": "many", "completion_tokens": -3}, {"completion_tokens_details": [1]}, {"prompt_tokens": True}):
+    for usage in ({"prompt_tokens": "many", "completion_tokens": -3}, {"completion_tokens_details": [1]}, {"prompt_tokens": True},
+                  {"prompt_tokens": 10**40, "completion_tokens": 2**64}):  # fmt: skip
         model = model_of(fake_chat_server(usage=usage))
         assert model.reply(portfolio_request()).text
         assert model.usage.to_json() == {"requests": 1, "prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0, "retries": {}}
@@ -165,3 +166,32 @@ def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytes
     assert pytester.runpytest_subprocess(*args[:-2], "--gaamas-record=none").ret == pytest.ExitCode.OK
     assert not uncapped.requests
     assert set(Path(tempfile.gettempdir()).glob("gaamas-requests-*")) == counters  # each run removed its counter
+
+
+def test_a_server_s_endless_answer_is_read_no_further_than_its_bound_and_said_in_one_line(fake_chat_server, monkeypatch):
+    from pytest_gaamas.models import bounded
+
+    monkeypatch.setattr(bounded, "MAX_ANSWER_BYTES", 1 << 20)
+    model = model_of(fake_chat_server(endless=True))
+    with pytest.raises(ModelUnavailable) as raised:
+        model.reply(portfolio_request())
+    assert "larger than 1,048,576 bytes, far past any chat completion" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_server_that_answers_a_byte_at_a_time_meets_the_whole_request_s_deadline(fake_chat_server, quick_backoff):
+    """httpx's timeout is per read: a byte every 0.2 s never trips a 0.5 s timeout, the deadline does."""
+    model = model_of(fake_chat_server(trickle=0.2), retries=1)
+    model._client_arguments["timeout"] = 0.5
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable, match="did not answer in time, 2 times"):
+        model.reply(portfolio_request())
+    assert time.monotonic() - started < 5
+    assert model.usage.to_json()["retries"] == {"timeout": 1}
+
+
+def test_a_server_s_oversized_fingerprint_is_not_kept_as_the_model_s_digest(fake_chat_server):
+    model = model_of(fake_chat_server(body_extra={"system_fingerprint": "fp_" + "x" * 2_000_000}))
+    assert model.reply(portfolio_request()).text and model.digest() is None
+    model = model_of(fake_chat_server(body_extra={"system_fingerprint": "fp_44709d6fcb\x1b[2J"}))
+    model.reply(portfolio_request())
+    assert model.digest() == "fp_44709d6fcb\\x1b[2J"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
+import httpx
 import ollama
 
 from ..errors import ModelUnavailable
 from ..play import Reply, Request
 from ..redact import redact_text, redact_url
 from .base import Model
+from .bounded import bounded_transport, too_large
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -26,8 +29,11 @@ class OllamaModel(Model):
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         #: The server as it may be shown and written: without credentials in the URL.
         self.shown_url = redact_url(self.host)
-        self.client = ollama.Client(host=self.host, timeout=REQUEST_TIMEOUT_S)
+        self.client = ollama.Client(host=self.host, timeout=REQUEST_TIMEOUT_S, transport=bounded_transport(httpx, REQUEST_TIMEOUT_S))
         self._digest: str | None = None
+        address = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
+        #: What of the host is a credential, scrubbed from whatever the client says.
+        self._secrets = tuple(part for part in (address.password, address.username) if part)
         self._digest_asked = False
 
     def reply(self, request: Request) -> str:
@@ -57,12 +63,18 @@ class OllamaModel(Model):
             raise ModelUnavailable(f"Ollama at {self.shown_url} answered HTTP {error.status_code}: {redact_text(str(error.error))}") from None
         except Exception as error:  # vcrpy's refusal and transport errors surface unwrapped
             raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
+            if too_large(error) is not None:
+                raise ModelUnavailable(
+                    f"the answer from Ollama at {self.shown_url} is {too_large(error)}, far past any chat answer: "
+                    "check that OLLAMA_HOST points at an Ollama server (what was answered before is kept)"
+                ) from None
             if isinstance(error, (ValueError, TypeError, KeyError, AttributeError)):  # a body that is not Ollama's chat answer
                 raise ModelUnavailable(self._not_an_answer(f"{type(error).__name__}: {error}")) from None
             if not is_transport_error(error):
                 raise
-            raise ModelUnavailable(
-                f"cannot reach Ollama at {self.shown_url} ({error}); start it with `ollama serve`, or set OLLAMA_HOST"
+            raise ModelUnavailable(  # the client's own words may name the host with its user and password
+                f"cannot reach Ollama at {self.shown_url} ({redact_text(str(error), secrets=self._secrets)}); "
+                "start it with `ollama serve`, or set OLLAMA_HOST"
             ) from None
         message = getattr(response, "message", None)
         if message is None or not isinstance(message.content or "", str):

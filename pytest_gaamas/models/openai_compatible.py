@@ -6,15 +6,18 @@ import email.utils
 import functools
 import os
 import random
+import sys
 import time
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ..errors import ModelUnavailable
+from ..inert import terminal
 from ..lazy import OnFirstUse
 from ..play import Reply, Request
 from ..redact import redact_text, redact_url
 from .base import Model
+from .bounded import too_large
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
 # A replay is served from the cassette without the client (``cassettes.Replayer``): it is imported
@@ -39,6 +42,9 @@ RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 BACKOFF_S = 1.0
 #: The longest wait a server may ask for (Retry-After); one that asks for longer is said, not waited.
 MAX_RETRY_AFTER_S = 120.0
+#: A server's fingerprint names a build (``fp_44709d6fcb``); a longer one is not kept as the model's
+#: digest, which model.json and every run log then carry.
+MAX_FINGERPRINT_CHARS = 200
 
 
 def unreadable() -> tuple[type[BaseException], ...]:
@@ -111,8 +117,13 @@ class OpenAICompatibleModel(Model):
 
     @functools.cached_property
     def client(self):
-        """The official client, made when a request first goes through it."""
-        return openai.OpenAI(**self._client_arguments)
+        """The official client, made when a request first goes through it, reading every answer within
+        a size and a deadline for the whole request (``bounded``)."""
+        from .bounded import bounded_transport
+
+        http = sys.modules[openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0]]
+        transport = bounded_transport(http, self._client_arguments["timeout"])
+        return openai.OpenAI(**self._client_arguments, http_client=openai.DefaultHttpxClient(transport=transport))
 
     def _structured_output(self, schema) -> dict:
         if self.response_format == "json_object":
@@ -150,6 +161,11 @@ class OpenAICompatibleModel(Model):
                 raise ModelUnavailable(self._refused(error, retried, wait)) from None
             except Exception as error:  # connection errors arrive wrapped or raw, vcrpy's refusal raw
                 raise_if_cassette_miss(error, summary(request, self.name))
+                if too_large(error) is not None:
+                    raise ModelUnavailable(
+                        f"the answer from {self.shown_url} is {too_large(error)}, far past any chat completion: check that "
+                        "OPENAI_BASE_URL points at an OpenAI-compatible server (what was answered before is kept)"
+                    ) from None
                 if _timed_out(error):
                     if retried < self.retries:
                         retried += 1
@@ -225,7 +241,8 @@ class OpenAICompatibleModel(Model):
         choice = completion["choices"][0]
         message = choice["message"]
         fingerprint = completion.get("system_fingerprint")
-        self._fingerprint = self._fingerprint or (fingerprint if isinstance(fingerprint, str) else None)
+        if self._fingerprint is None and isinstance(fingerprint, str) and len(fingerprint) <= MAX_FINGERPRINT_CHARS:
+            self._fingerprint = terminal(fingerprint)
         thinking = next((message[f] for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f]), "")
         return Reply(message.get("content") or "", thinking, truncated=choice.get("finish_reason") == "length")
 
