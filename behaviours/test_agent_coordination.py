@@ -62,9 +62,10 @@ concessions in round 1 (which chance makes) and messages that name the other's f
 shown apart.
 """
 
-import pytest
-
+import math
 import zlib
+
+import pytest
 
 from pytest_gaamas import metrics, rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
@@ -207,7 +208,7 @@ def beyond_habits(records, seed) -> metrics.CoordinationExcess:
 def excess_verdict(beyond) -> verdicts.Verdict:
     """Met when the permutation test shows an excess over the family; missed where the interval
     leaves no room for one (none, as a shared habit has, or a deficit)."""
-    if beyond.p != beyond.p:  # NaN: fewer than two games, nothing to pair
+    if math.isnan(beyond.p):  # fewer than two games presented alike: nothing to pair
         return verdicts.MISSED
     if beyond.p < ALPHA / CELLS:
         return verdicts.MET
