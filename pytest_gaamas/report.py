@@ -300,6 +300,13 @@ def verdict_counts(scores: Iterable[Score]) -> dict[Verdict, int]:
     return {verdict: judged.count(verdict) for verdict in Verdict}
 
 
+def reached(counts: dict[Verdict, int]) -> dict[Verdict, int]:
+    """The counts a run's summary says: met, missed and inconclusive always, at chance where a cell
+    was (a run whose behaviours give no chance level, or one saved before there were four verdicts,
+    is not told of a verdict it could not reach)."""
+    return {verdict: count for verdict, count in counts.items() if count or verdict is not Verdict.AT_CHANCE}
+
+
 def _per_cell(values: Sequence[int]) -> str:
     """A count for each cell of a row: one number when they agree, else one per cell, in column order."""
     distinct = set(values)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import drawing
-from .report import SPARKS, Table, build_tables, verdict_counts
+from .report import SPARKS, Table, build_tables, reached, verdict_counts
 from .runlog import ItemLog, Play, RunLog
 from .usage import described, record_mode
 from .verdicts import NOT_MET, Verdict
@@ -126,7 +126,7 @@ def _header(log: RunLog) -> str:
     for item in log.items:
         counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
     outcome_line = ", ".join(f'<span class="{_e(_css(k))}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
-    counts = verdict_counts(log.scores)
+    counts = reached(verdict_counts(log.scores))
     judged = ", ".join(f'<span class="{_css(verdict)}">{n} {verdict}</span>' for verdict, n in counts.items())
     lines = [
         "<header><h1>pytest-gaamas report</h1>",

@@ -10,7 +10,7 @@ import re
 from tabulate import tabulate
 
 from . import inert
-from .report import build_tables, verdict_counts
+from .report import build_tables, reached, verdict_counts
 from .runlog import RunLog
 from .usage import described, record_mode
 from .verdicts import NOT_MET
@@ -23,7 +23,7 @@ MARKDOWN_LIMIT = 65_000
 
 def render(log: RunLog) -> str:
     models = [m.get("model", "") for m in log.run.get("models", [])]
-    counts = verdict_counts(log.scores)
+    counts = reached(verdict_counts(log.scores))
     lines = [
         f"# pytest-gaamas: {inert.markdown(', '.join(models) or 'no model')}",
         "",

@@ -123,14 +123,15 @@ def test_the_table_is_the_same_with_and_without_xdist(behaviour_project):
 
 def test_models_run_together_are_judged_each_as_in_a_run_of_its_own(pytester):
     """A family of claims is one model's: Holm's correction over the prisoner's dilemma's eight
-    role cells is the same whether another model plays beside it in the run or not."""
+    role cells and their contraries (16 p-values) is the same whether another model plays beside it
+    in the run or not."""
     pytester.makepyfile(test_rational_vs_credible=(ROOT / "behaviours" / "test_rational_vs_credible.py").read_text())
     args = ["--gaamas-trials=6", "-k", "role_fidelity", "-p", "no:cacheprovider"]
     pytester.runpytest_subprocess(*args, "--gaamas-model=reference:random", "--gaamas-model=reference:first", "--gaamas-json=together.json")
     pytester.runpytest_subprocess(*args, "--gaamas-model=reference:random", "--gaamas-json=alone.json")
     load = lambda name: json.loads((pytester.path / name).read_text())["scores"]  # noqa: E731
     alone, together = load("alone.json"), [s for s in load("together.json") if s["model"] == "reference:random"]
-    assert len(alone) == 8 and all(s["details"]["family"] == 8 for s in alone)
+    assert len(alone) == 8 and all(s["details"]["family"] == 16 for s in alone)
     assert together == alone  # not a family of 16, nor anything else of the other model's
 
 
@@ -299,36 +300,56 @@ def test_score_takes_one_verdict(gaamas):
     with pytest.raises(TypeError, match="not both"):
         gaamas.score(table="t", metric="m", estimate=stats.wilson(1, 2), invalid=0, passed=True, verdict="met",
                      criterion="", columns=(), cells={})
+
+
+def test_coin(gaamas):
+    gaamas.play(Nod(), 1, temperature=0.0)
+    rate = stats.wilson(15, 30)
+    verdict = verdicts.at_least(rate, 0.5, chance=0.5)
+    gaamas.score(table="Three verdicts", metric="rate", estimate=rate, invalid=0, verdict=verdict,
+                 criterion="lower 95% bound >= 0.5", columns=("rate",), cells={"rate": cell(rate)}, row={"trials": "a coin's 15 of 30"})
+    gaamas.verdict(verdict, f"rate {cell(rate)}")
 '''
 
 
 def test_each_verdict_has_its_line_its_count_and_its_exit_code(pytester):
-    """Met passes; missed and inconclusive are findings, reported beside each other; --gaamas-verdicts
-    fails the missed with fail, and the inconclusive too with fail-inconclusive."""
+    """Met passes; missed, at chance and inconclusive are findings, reported beside each other;
+    --gaamas-verdicts fails the missed and the at chance with fail, and the inconclusive too with
+    fail-inconclusive. The four cells of test_rate are one table, judged at 1 - 0.05/4 even when
+    one of them is selected alone."""
     pytester.makepyfile(test_three=THREE_VERDICTS)
     args = ["--gaamas-model=reference:rational", "-p", "no:cacheprovider", "--gaamas-json=run.json"]
     reported = pytester.runpytest(*args)
-    assert reported.ret == pytest.ExitCode.OK and outcomes(reported) == {"passed": 2, "missed": 2, "inconclusive": 1}
+    assert reported.ret == pytest.ExitCode.OK and outcomes(reported) == {"passed": 2, "missed": 2, "at": 1, "inconclusive": 1}
     reported.stdout.fnmatch_lines([
-        "test_three.py .imm. *",
-        "*gaamas: 3 verdicts not met: 2 missed (reported, not failed: --gaamas-verdicts=fail fails them), 1 inconclusive "
-        "(reported, not failed: --gaamas-verdicts=fail-inconclusive fails them)*",
+        "test_three.py .imm.a *",
+        "*gaamas: 4 verdicts not met: 2 missed (reported, not failed: --gaamas-verdicts=fail fails them), 1 at chance "
+        "(reported, not failed: --gaamas-verdicts=fail fails them), 1 inconclusive (reported, not failed: "
+        "--gaamas-verdicts=fail-inconclusive fails them)*",
         "MISSED test_rate[[]reference-rational-0-0[]]: rate -; no valid answer",
-        "MISSED test_rate[[]reference-rational-5-30[]]: rate 0.17 [[]0.07, 0.34[]]",
-        "INCONCLUSIVE test_rate[[]reference-rational-15-30[]]: rate 0.50 [[]0.33, 0.67[]]",
+        "MISSED test_rate[[]reference-rational-5-30[]]: rate 0.17 [[]0.07, 0.34[]]; judged on the table-adjusted interval*",
+        "AT CHANCE test_coin[[]reference-rational[]]: rate 0.50 [[]0.33, 0.67[]]; at chance: the 90% interval [[]0.356, 0.644[]] lies*",
+        "INCONCLUSIVE test_rate[[]reference-rational-15-30[]]: rate 0.50 [[]0.33, 0.67[]]; judged on the table-adjusted interval*",
+        "*= 2 passed, 2 missed, 1 at chance, 1 inconclusive in *",
     ])  # fmt: skip
     assert "reference-rational-30-30]: rate" not in reported.stdout.str()  # met: nothing to say
-    rows = {row[2]: row[-1] for row in json.loads((pytester.path / "run.json").read_text())["tables"][0]["rows"]}
-    assert rows == {"30 of 30": "met", "15 of 30": "inconclusive", "5 of 30": "missed", "0 of 0": "missed"}
+    document = json.loads((pytester.path / "run.json").read_text())
+    rows = {row[2]: row[-1] for row in document["tables"][0]["rows"]}
+    assert rows == {"30 of 30": "met", "15 of 30": "inconclusive", "5 of 30": "missed", "0 of 0": "missed", "a coin's 15 of 30": "at chance"}
+    assert {item["test_id"].split("::")[1]: item["outcome"] for item in document["items"]}["test_coin[reference-rational]"] == "at chance"
+    adjusted = {score["test_id"].split("::")[1]: score["adjusted"] for score in document["scores"]}
+    assert adjusted["test_rate[reference-rational-30-30]"]["family"] == 4 and adjusted["test_rate[reference-rational-30-30]"]["confidence"] == 1 - 0.05 / 4
+    assert adjusted["test_coin[reference-rational]"] == {"family": 1, "chance": 0.5, "chance_margin": 0.15, "chance_ci": [pytest.approx(0.3562, abs=1e-4), pytest.approx(0.6438, abs=1e-4)]}
 
     failed = pytester.runpytest(*args, "--gaamas-verdicts=fail")
-    assert failed.ret == pytest.ExitCode.TESTS_FAILED and outcomes(failed) == {"passed": 2, "failed": 2, "inconclusive": 1}
-    failed.stdout.fnmatch_lines(["*3 verdicts not met: 2 missed (failed), 1 inconclusive (reported, not failed: *"])
+    assert failed.ret == pytest.ExitCode.TESTS_FAILED and outcomes(failed) == {"passed": 2, "failed": 3, "inconclusive": 1}
+    failed.stdout.fnmatch_lines(["*4 verdicts not met: 2 missed (failed), 1 at chance (failed), 1 inconclusive (reported, not failed: *"])
     strict = pytester.runpytest(*args, "--gaamas-verdicts=fail-inconclusive")
-    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes(strict) == {"passed": 2, "failed": 3}
-    strict.stdout.fnmatch_lines(["*3 verdicts not met: 2 missed (failed), 1 inconclusive (failed)*"])
-    only_undecided = pytester.runpytest(*args, "--gaamas-verdicts=fail", "-k", "15")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes(strict) == {"passed": 2, "failed": 4}
+    strict.stdout.fnmatch_lines(["*4 verdicts not met: 2 missed (failed), 1 at chance (failed), 1 inconclusive (failed)*"])
+    only_undecided = pytester.runpytest(*args, "--gaamas-verdicts=fail", "-k", "15 and not coin")
     assert only_undecided.ret == pytest.ExitCode.OK and outcomes(only_undecided) == {"inconclusive": 1}
+    only_undecided.stdout.fnmatch_lines(["*(98.75%, one of 4 cells)"])  # selected alone, still judged in its table of 4
     for result in (reported, failed, strict):
         assert "Traceback" not in result.stdout.str() and "def test_rate" not in result.stdout.str()
 

@@ -357,6 +357,24 @@ def three_verdicts_log() -> dict:
     )  # fmt: skip
 
 
+def test_a_cell_at_chance_is_kept_counted_and_listed_in_the_run_log_the_report_and_the_summary(tmp_path):
+    document = three_verdicts_log()
+    chance = judged("d", "at chance").to_json() | {"adjusted": {"family": 4, "chance": 0.5, "chance_margin": 0.15, "chance_ci": [0.36, 0.64]}}
+    document["scores"].append(chance)
+    document["findings"].append({"test_id": "behaviours/test_b.py::test_b[m-d]", "verdict": "at chance", "finding": "rate 0.50 [0.33, 0.67]"})
+    document["items"] = [{"test_id": "behaviours/test_b.py::test_b[m-d]", "behaviour": "b", "model": "m", "variant": {}, "outcome": "at chance", "plays": []}]
+    path = tmp_path / "run.json"
+    path.write_bytes(runlog.dumps(document, path))
+    log = runlog.read(path)
+    assert [(s.verdict, s.passed) for s in log.scores][-1] == ("at chance", False) and log.scores[-1].adjusted["chance"] == 0.5
+    summary = report_markdown.render(log)
+    assert "4 criteria judged: **1 met**, **1 missed**, **1 at chance**, **1 inconclusive**." in summary
+    assert "## Criteria at chance (the trials show the model no better than chance) (1)" in summary
+    page = report_html.render(log)
+    assert '<span class="at-chance">1 at chance</span>' in page and '<td class="at-chance">at chance</td>' in page
+    assert "Criteria not met: 1 missed, 1 at chance, 1 inconclusive" in page
+
+
 def test_the_run_log_keeps_each_score_s_verdict_and_each_finding_s(tmp_path):
     path = tmp_path / "run.json.gz"
     path.write_bytes(runlog.dumps(three_verdicts_log(), path))
