@@ -57,7 +57,7 @@ from vcr.serializers import compat
 
 from . import safejson, safeyaml
 from .errors import GaamasError, UnreadableFile, UnwritableOutput
-from .redact import redact_url
+from .redact import has_known_secrets, redact_url, scrub_known
 
 #: --gaamas-record values, and the vcrpy modes that implement them.
 RECORD_MODES = {
@@ -120,6 +120,12 @@ def _scrub_response(response: dict) -> dict | None:
     if not isinstance(status, int) or status >= 400:
         return None
     response["headers"] = _keep_only_content_type(response.get("headers", {}))
+    body = response.get("body")
+    if has_known_secrets() and isinstance(body, dict) and isinstance(body.get("string"), (str, bytes)):  # a key echoed
+        text = body["string"].decode("utf-8", "surrogateescape") if isinstance(body["string"], bytes) else body["string"]
+        scrubbed = scrub_known(text)
+        if scrubbed != text:
+            body["string"] = scrubbed.encode("utf-8", "surrogateescape") if isinstance(body["string"], bytes) else scrubbed
     return response
 
 

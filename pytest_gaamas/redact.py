@@ -1,10 +1,19 @@
 """Credentials out of everything written or printed: a URL with ``user:password@`` or a key in its
-query string (``?api-key=...``, as Azure OpenAI and some gateways take it) keeps its scheme, host,
-port, path and harmless parameters, and loses the secrets."""
+query string (``?api-key=...``, as Azure OpenAI and some gateways take it) or its path keeps its
+scheme, host, port, path and harmless parameters, and loses the secrets (and its fragment, which no
+client sends).
+
+Where a credential sits is only half of it: a server may echo a key in an answer, an HTTP library
+may log the URL it was given. So every credential a model is given is also *remembered*, by value
+(:func:`remember`), and scrubbed wherever it appears: in what is recorded, in what is shown, and in
+every log record made in the process (a record factory installed with the first credential), since
+pytest prints captured logs into the terminal and JUnit XML."""
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "REDACTED"
@@ -20,9 +29,90 @@ def _is_secret(name: str) -> bool:
     return plain in SECRET_PARAMETERS or plain.endswith(("key", "token", "secret", "password"))
 
 
+#: Shorter values (a user "admin", a password "pass") would scrub ordinary words from a model's
+#: answers; where they sit in a URL, the URL's own redaction removes them.
+MIN_REMEMBERED = 8
+_known: set[str] = set()
+_known_lock = threading.Lock()
+#: A path segment this long with upper and lower case letters and digits is a key, not a name: model
+#: and deployment names are lower case (``gpt-4o-mini-2024-07-18``).
+_KEY_LIKE = re.compile(r"(?=[A-Za-z0-9_~.-]*[A-Z])(?=[A-Za-z0-9_~.-]*[a-z])(?=[A-Za-z0-9_~.-]*[0-9])[A-Za-z0-9_~.-]{20,}")
+
+
+def remember(*secrets: str | None) -> None:
+    """Credentials this process holds, scrubbed by value from everything shown, recorded or logged."""
+    fresh = {secret for secret in secrets if secret and len(secret) >= MIN_REMEMBERED}
+    with _known_lock:
+        fresh -= _known
+        if not fresh:
+            return
+        _known.update(fresh)
+    _scrub_log_records()
+
+
+def url_secrets(url: str | None) -> tuple[str, ...]:
+    """What of ``url`` is a credential: its user and password, key-bearing query values, key-like
+    path segments, its fragment."""
+    if not url:
+        return ()
+    try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        found = [parts.username, parts.password, parts.fragment]
+    except ValueError:
+        return ()
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _is_secret(k)]
+    found += [segment for segment in parts.path.split("/") if _KEY_LIKE.fullmatch(segment)]
+    return tuple(part for part in found if part)
+
+
+def has_known_secrets() -> bool:
+    return bool(_known)
+
+
+def scrub_known(text: str) -> str:
+    """``text`` with every remembered credential replaced, longest first."""
+    if not _known:
+        return text
+    for secret in sorted(_known, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+_factory_installed = False
+
+
+def _scrub_log_records() -> None:
+    """Every log record made from now on has its message scrubbed of remembered credentials and of
+    URLs' credentials (httpx, openai and vcrpy log the URLs they request)."""
+    global _factory_installed
+    with _known_lock:
+        if _factory_installed:
+            return
+        _factory_installed = True
+    made = logging.getLogRecordFactory()
+
+    def scrubbed_record(*args, **kwargs):
+        record = made(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not format is left for logging to report
+            return record
+        cleaned = _URL.sub(lambda match: redact_url(match.group(0)) or "", scrub_known(message))
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return record
+
+    logging.setLogRecordFactory(scrubbed_record)
+
+
 def redact_url(url: str | None) -> str | None:
-    """``url`` without user-info, and with the values of key-bearing query parameters replaced."""
-    if not url or ("@" not in url and "?" not in url):
+    """``url`` without user-info, fragment or key-like path segments, and with the values of
+    key-bearing query parameters replaced."""
+    if not url:
+        return url
+    url = scrub_known(url)
+    if "@" not in url and "?" not in url and "#" not in url and not _KEY_LIKE.search(url):
         return url
     if "://" not in url:  # host[:port] with user-info, as OLLAMA_HOST may be written
         return url.rpartition("@")[2]
@@ -39,7 +129,8 @@ def redact_url(url: str | None) -> str | None:
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, REDACTED if _is_secret(k) else v) for k, v in pairs], safe="/:")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    path = "/".join(REDACTED if _KEY_LIKE.fullmatch(segment) else segment for segment in parts.path.split("/"))
+    return urlunsplit((parts.scheme, netloc, path, query, ""))
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"<>()]+")
@@ -64,6 +155,7 @@ def redact_text(text: str, secrets: tuple[str | None, ...] = (), limit: int | No
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, REDACTED)
+    text = scrub_known(text)
     text = _URL.sub(lambda match: redact_url(match.group(0)) or "", text)
     text = _CREDENTIALS[0].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     text = _CREDENTIALS[1].sub(REDACTED, text)

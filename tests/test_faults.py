@@ -286,6 +286,30 @@ def test_credentials_in_the_servers_url_are_written_and_shown_nowhere(behaviour_
         assert "hunter2" not in text and "alice" not in text
 
 
+def test_credentials_are_scrubbed_by_value_on_every_route(behaviour_project, fake_chat_server, monkeypatch):
+    """A password, a key in the path, in the query and in a fragment, and an API key the server echoes
+    in its answer: none of them in any file written (cassette, journal, run log, JUnit XML) or in
+    anything shown, even with the HTTP libraries' own request lines captured at INFO and a failed item."""
+    key, password, in_path, in_query, in_fragment = ("Zq9EchoedKeyValue77", "S3cr3tPassw0rd", "Abc123Def456Ghi789Jkl0",
+                                                     "QueryKey12345678", "FragKey9876543210")  # fmt: skip
+    server = fake_chat_server(content='{"asset_a": 50, "asset_b": 50, "note": "your key is %s"}' % key)
+    url = server.url.replace("http://", f"http://alice:{password}@") + f"/{in_path}?api-key={in_query}#{in_fragment}"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    logged = ("--log-level=INFO", "--junitxml=junit.xml", "-rA")
+    result = behaviour_project.runpytest(*MODEL, *logged, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result.assert_outcomes(passed=1)
+    server.close()
+    failed = behaviour_project.runpytest(*MODEL, *logged, "-l", "--gaamas-trials=2", "--gaamas-record=once")  # unreachable now
+    failed.assert_outcomes(failed=1)
+    written = [p.read_text(errors="replace") for p in behaviour_project.path.rglob("*") if p.is_file()]
+    shown = result.stdout.str() + result.stderr.str() + failed.stdout.str() + failed.stderr.str()
+    assert "cannot reach" in shown and "REDACTED" in "".join(written)
+    for secret in (key, password, in_path, in_query, in_fragment):
+        for text in [*written, shown]:
+            assert secret not in text, secret
+
+
 # -- files the suite reads, bounded before they are parsed ------------------------------------------
 
 

@@ -256,7 +256,7 @@ class EmbeddedModel(OpenAICompatibleModel):
             f"embedded:{name}",
             name,
             base_url=self.server.base_url,
-            api_key="embedded",
+            api_key="embedded", key_is_secret=False,  # the loopback server takes any key: this one is a word
             response_format="json_object",  # llama-cpp-python's form: {"type": "json_object", "schema": ...}
         )
         self._file_digest: str | None = None

@@ -10,7 +10,7 @@ import ollama
 
 from ..errors import ModelUnavailable
 from ..play import Reply, Request
-from ..redact import redact_text, redact_url
+from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
 from .base import Model
 from .bounded import bounded_transport, too_large
 from .http_errors import is_transport_error, raise_if_cassette_miss
@@ -34,6 +34,7 @@ class OllamaModel(Model):
         address = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
         #: What of the host is a credential, scrubbed from whatever the client says.
         self._secrets = tuple(part for part in (address.password, address.username) if part)
+        remember(*url_secrets(self.host))
         self._digest_asked = False
 
     def reply(self, request: Request) -> str:
@@ -68,7 +69,7 @@ class OllamaModel(Model):
                     f"the answer from Ollama at {self.shown_url} is {too_large(error)}, far past any chat answer: "
                     "check that OLLAMA_HOST points at an Ollama server (what was answered before is kept)"
                 ) from None
-            if isinstance(error, (ValueError, TypeError, KeyError, AttributeError)):  # a body that is not Ollama's chat answer
+            if isinstance(error, (ValueError, TypeError, KeyError, AttributeError, RecursionError)):  # not Ollama's chat answer
                 raise ModelUnavailable(self._not_an_answer(f"{type(error).__name__}: {error}")) from None
             if not is_transport_error(error):
                 raise
@@ -80,7 +81,7 @@ class OllamaModel(Model):
         if message is None or not isinstance(message.content or "", str):
             raise ModelUnavailable(self._not_an_answer("it has no message"))
         self.usage.answered({"prompt_tokens": getattr(response, "prompt_eval_count", None), "completion_tokens": getattr(response, "eval_count", None)})
-        return Reply(message.content or "", message.thinking or "", truncated=response.done_reason == "length")
+        return Reply(scrub_known(message.content or ""), scrub_known(message.thinking or ""), truncated=response.done_reason == "length")
 
     def _not_an_answer(self, problem: str) -> str:
         return (

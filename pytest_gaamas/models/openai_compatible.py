@@ -15,7 +15,7 @@ from ..errors import ModelUnavailable
 from ..inert import terminal
 from ..lazy import OnFirstUse
 from ..play import Reply, Request
-from ..redact import redact_text, redact_url
+from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
 from .base import Model
 from .bounded import too_large
 from .http_errors import is_transport_error, raise_if_cassette_miss
@@ -49,7 +49,7 @@ MAX_FINGERPRINT_CHARS = 200
 
 def unreadable() -> tuple[type[BaseException], ...]:
     """What the client raises on a body it cannot read as a chat completion (not JSON, the wrong shape)."""
-    return (ValueError, TypeError, KeyError, AttributeError, openai.APIResponseValidationError)
+    return (ValueError, TypeError, KeyError, AttributeError, RecursionError, openai.APIResponseValidationError)
 
 
 def completion_problem(completion) -> str | None:
@@ -95,6 +95,7 @@ class OpenAICompatibleModel(Model):
         base_url: str | None = None,
         api_key: str | None = None,
         response_format: str = "json_schema",
+        key_is_secret: bool = True,
     ):
         super().__init__(spec)
         self.name = name
@@ -105,6 +106,7 @@ class OpenAICompatibleModel(Model):
         # the server's 401 then says so.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "no-key-set"
         self._api_key = key
+        remember(key if key_is_secret and key != "no-key-set" else None, *url_secrets(self.base_url))
         # A query in the URL (Azure's and some gateways' ?api-key=...) is kept a query: the client
         # appends paths to base_url, which would put /chat/completions after it.
         address = urlsplit(self.base_url)
@@ -244,7 +246,8 @@ class OpenAICompatibleModel(Model):
         if self._fingerprint is None and isinstance(fingerprint, str) and len(fingerprint) <= MAX_FINGERPRINT_CHARS:
             self._fingerprint = terminal(fingerprint)
         thinking = next((message[f] for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f]), "")
-        return Reply(message.get("content") or "", thinking, truncated=choice.get("finish_reason") == "length")
+        # A server that echoes the key in its answer: scrubbed here as in the cassette, so live and replay agree.
+        return Reply(scrub_known(message.get("content") or ""), scrub_known(thinking), truncated=choice.get("finish_reason") == "length")
 
     @property
     def reasoning_model(self) -> bool:
