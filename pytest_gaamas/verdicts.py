@@ -263,7 +263,8 @@ def _judge(estimate: Interval, shown: Callable[[Any], tuple[bool, bool]], chance
     else:
         verdict = MISSED if missed else INCONCLUSIVE
     if family is not None:
-        family.judged.append(Judgement(estimate, interval, confidence, size, verdict, (chance, *tested[1:]) if tested and tested[0] else None))
+        shown_at_chance = (chance, *tested[1:]) if verdict is AT_CHANCE else None
+        family.judged.append(Judgement(estimate, interval, confidence, size, verdict, shown_at_chance))
     return verdict
 
 

@@ -338,8 +338,10 @@ def test_each_verdict_has_its_line_its_count_and_its_exit_code(pytester):
     assert rows == {"30 of 30": "met", "15 of 30": "inconclusive", "5 of 30": "missed", "0 of 0": "missed", "a coin's 15 of 30": "at chance"}
     assert {item["test_id"].split("::")[1]: item["outcome"] for item in document["items"]}["test_coin[reference-rational]"] == "at chance"
     adjusted = {score["test_id"].split("::")[1]: score["adjusted"] for score in document["scores"]}
-    assert adjusted["test_rate[reference-rational-30-30]"]["family"] == 4 and adjusted["test_rate[reference-rational-30-30]"]["confidence"] == 1 - 0.05 / 4
-    assert adjusted["test_coin[reference-rational]"] == {"family": 1, "chance": 0.5, "chance_margin": 0.15, "chance_ci": [pytest.approx(0.3562, abs=1e-4), pytest.approx(0.6438, abs=1e-4)]}
+    perfect = adjusted["test_rate[reference-rational-30-30]"]
+    assert perfect["family"] == 4 and perfect["confidence"] == 1 - 0.05 / 4
+    coin_interval = [pytest.approx(0.3562, abs=1e-4), pytest.approx(0.6438, abs=1e-4)]
+    assert adjusted["test_coin[reference-rational]"] == {"family": 1, "chance": 0.5, "chance_margin": 0.15, "chance_ci": coin_interval}
 
     failed = pytester.runpytest(*args, "--gaamas-verdicts=fail")
     assert failed.ret == pytest.ExitCode.TESTS_FAILED and outcomes(failed) == {"passed": 2, "failed": 3, "inconclusive": 1}

@@ -359,10 +359,11 @@ def three_verdicts_log() -> dict:
 
 def test_a_cell_at_chance_is_kept_counted_and_listed_in_the_run_log_the_report_and_the_summary(tmp_path):
     document = three_verdicts_log()
-    chance = judged("d", "at chance").to_json() | {"adjusted": {"family": 4, "chance": 0.5, "chance_margin": 0.15, "chance_ci": [0.36, 0.64]}}
-    document["scores"].append(chance)
-    document["findings"].append({"test_id": "behaviours/test_b.py::test_b[m-d]", "verdict": "at chance", "finding": "rate 0.50 [0.33, 0.67]"})
-    document["items"] = [{"test_id": "behaviours/test_b.py::test_b[m-d]", "behaviour": "b", "model": "m", "variant": {}, "outcome": "at chance", "plays": []}]
+    test_id = "behaviours/test_b.py::test_b[m-d]"
+    adjusted = {"family": 4, "chance": 0.5, "chance_margin": 0.15, "chance_ci": [0.36, 0.64]}
+    document["scores"].append(judged("d", "at chance").to_json() | {"adjusted": adjusted})
+    document["findings"].append({"test_id": test_id, "verdict": "at chance", "finding": "rate 0.50 [0.33, 0.67]"})
+    document["items"] = [{"test_id": test_id, "behaviour": "b", "model": "m", "variant": {}, "outcome": "at chance", "plays": []}]
     path = tmp_path / "run.json"
     path.write_bytes(runlog.dumps(document, path))
     log = runlog.read(path)

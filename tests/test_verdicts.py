@@ -220,9 +220,11 @@ def test_at_chance_on_a_mean_needs_a_margin_in_its_units():
         verdicts.at_least(interval(0.4, 0.6), 0.75, chance=0.5, chance_margin=0.15)  # an interval by hand cannot be computed again
 
 
+HELPERS = ("at_least", "strictly_above", "at_most", "inside")
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 60), st.data(), st.floats(0.05, 0.95), st.floats(0.05, 0.95), st.sampled_from(("at_least", "strictly_above", "at_most", "inside")),
-       st.integers(1, 40))  # fmt: skip
+@given(st.integers(1, 60), st.data(), st.floats(0.05, 0.95), st.floats(0.05, 0.95), st.sampled_from(HELPERS), st.integers(1, 40))
 def test_at_chance_never_coincides_with_met_and_a_table_never_makes_a_missed_met(n, data, threshold, chance, helper, size):
     rate = stats.wilson(data.draw(st.integers(0, n)), n)
     judge = {
