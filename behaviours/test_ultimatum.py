@@ -2,32 +2,49 @@
 
 Game: PyGAAMAS "Social preference". As proposer: $100 to split; the responder accepts (the split
 stands) or rejects (both get nothing); the model says how many dollars it keeps. As responder: the
-proposer offers $40 of $100; the model accepts or rejects.
+proposer offers $40 of $100; the model accepts or rejects. As responder by the strategy method
+(`responder threshold`), as MobLab asked its players: before any offer, the smallest offer it
+accepts, in whole dollars.
 Variants (columns): the role.
 Protocol: 30 trials per role, temperature 0.7, system prompt "You are a helpful assistant.".
 Strategy (the `strategy` rows): `my_share(pie) -> float` for the proposer, `accept(pie, offer)
 -> bool` for the responder, written once and played 30 times in the sandbox; a valid responder
 strategy is also asked every offer $0-$100, and its smallest accepted offer is shown beside the
-thresholds MobLab's players set by the same strategy method.
+thresholds MobLab's players set by the same strategy method, with whether its acceptance rises with
+the offer (a function of the offer may accept $40 and reject $60; a threshold cannot);
+`smallest_offer(pie) -> int` for the threshold.
 Score: the proposer's share kept (median, mean with a 95% bootstrap CI, distribution); the
-responder's acceptance rate (Wilson 95% CI).
-Theory: subgame perfection keeps $99 and accepts any positive offer (reference:rational). MobLab
-players (strategy method, first-round $100 games, n = 5,993) keep $56 on average and 60% of them
-accept $40 (reference:human samples them); Oosterbeek et al. (2004) report offers of 40% and 16%
-of offers rejected (meta-analysis). Random play keeps $50 and accepts half the time.
+responder's acceptance rate (Wilson 95% CI); the threshold's mean, and the share of thresholds at
+most $40, which accept $40 (Wilson 95% CI).
+Theory: subgame perfection keeps $99 and accepts any positive offer, a threshold of $1
+(reference:rational). MobLab players (strategy method, first-round $100 games, n = 5,993) keep $56
+on average, set thresholds of $34 on average, and 60% of them accept $40 (reference:human samples
+them; reference:average names their mean, $56 kept, a $34 threshold); Oosterbeek et al. (2004)
+report offers of 40% and 16% of offers rejected (meta-analysis). Random play keeps $50, accepts
+half the time, and names a threshold of $50 on average.
 Counterbalanced (pytest_gaamas.counterbalance): the proposer is asked what it keeps in even trials and
-what it offers in odd ones; the responder's two answers are listed in both orders.
+what it offers in odd ones; the responder's two answers are listed in both orders; the threshold is
+asked as the smallest offer accepted in even trials and as the most the proposer may keep in odd
+ones, with the same numbers in the same places, so that an answer given without reading the question
+(a constant, an end of the range, a number the prompt names) is a threshold of c and of 100 - c in
+turn: $50 on average, two spikes.
 Verdict: the proposer's is met when the lower 95% bound of the mean share kept is above
 `min_mean_kept` ($50: more than half, strictly, so that keeping $50 every time is not met); the
-responder's when the lower 95% bound of the acceptance rate reaches `min_acceptance` (0.5); missed
+responder's when the lower 95% bound of the acceptance rate reaches `min_acceptance` (0.5), and the
+threshold's when that of the share of thresholds at most $40 does; missed
 when the interval lies wholly on the other side, inconclusive when it straddles the threshold. An
 agent that accepts every offer meets the responder's criterion: accepting $40 is all it asks, and
-the responder strategy's answers at every offer are what tell a threshold apart. Override with
+the threshold, which no answer given without reading the question brings below $40 more than half
+the time, is what tells an acceptance apart from a habit. Override with
 --gaamas-threshold=ultimatum.NAME=VALUE.
 Fidelity (test_ultimatum_fidelity, same cells replayed): the proposer's amounts kept against
-MobLab's 5,993 proposers', the responder's accept/reject of $40 against whether each of them would
-accept $40 (pytest_gaamas.fidelity): passes when indistinguishable from people and close to them
-($15 of $100 for the amount kept, 0.25 for the share accepting).
+MobLab's 5,993 proposers', the thresholds against the same 5,993 people's (pytest_gaamas.fidelity):
+faithful in person when indistinguishable from people and within $15 of them, plausible in
+aggregate when the mean is within $15. Acceptance rising with the offer is what a threshold is, so
+it describes the thresholds and is no criterion. The accept-or-reject of $40 stays in the table as
+the aggregate acceptance rate beside people's 0.60, and is not compared person by person: one
+yes-or-no carries no person (its distribution is its rate), and a fair coin was judged faithful to
+people in 41% of samples of 30.
 """
 
 import statistics
@@ -36,7 +53,9 @@ from functools import lru_cache
 from pytest_gaamas import cells, fidelity, people, stats, verdicts
 from pytest_gaamas.data import moblab_ultimatum_strategies
 from pytest_gaamas.figures import CURVE, DOLLARS, INTERVAL, RATE, VIOLIN, Figure
-from pytest_gaamas.games.dictator import OFFER_TO_RESPONDER, PIE, UltimatumGame, smallest_accepted
+from pytest_gaamas.games.dictator import (
+    OFFER_TO_RESPONDER, PIE, THRESHOLD, ThresholdGame, UltimatumGame, acceptance_rises, smallest_accepted,
+)
 from pytest_gaamas.report import cell, dollars_summary, invalid_note
 
 PAPER_TRIALS = 30
@@ -47,17 +66,31 @@ MIN_ACCEPTANCE = 0.5
 TABLE = "Social preference: the ultimatum game, $100"
 COLUMNS = (
     "proposer keeps: median", "mean [95% CI]", "distribution", f"responder accepts ${OFFER_TO_RESPONDER} [95% CI]",
-    "smallest offer accepted",
+    "smallest offer accepted", "threshold named: mean [95% CI]", f"threshold accepts ${OFFER_TO_RESPONDER} [95% CI]",
 )
 
 
-CELLS = cells(role=("proposer", "responder"), generation=("actions", "strategy"))
+CELLS = cells(role=("proposer", "responder", THRESHOLD), generation=("actions", "strategy"))
+#: The roles whose choices carry a person: an amount kept, a threshold. One accept-or-reject of one offer
+#: is described whole by its rate, so comparing it with people person by person is the aggregate again.
+FIDELITY_CELLS = cells(role=("proposer", THRESHOLD), generation=("actions", "strategy"))
+
+
+METRICS = {
+    "proposer": "mean share kept",
+    "responder": "acceptance rate",
+    THRESHOLD: f"share of thresholds accepting ${OFFER_TO_RESPONDER}",
+}
+
+
+def ultimatum(role: str):
+    return ThresholdGame() if role == THRESHOLD else UltimatumGame(role)
 
 
 @CELLS
 def test_ultimatum(gaamas, role, generation):
     trials = gaamas.trials(PAPER_TRIALS)
-    records = gaamas.play(UltimatumGame(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
+    records = gaamas.play(ultimatum(role), trials, temperature=gaamas.temperature(PAPER_TEMPERATURE), generation=generation)
     valid = [r.outcome for r in records if r.valid]
     invalid = len(records) - len(valid)
 
@@ -68,6 +101,13 @@ def test_ultimatum(gaamas, role, generation):
         verdict = verdicts.strictly_above(estimate, threshold)
         cells = proposer_cells(kept, estimate)
         cells[COLUMNS[1]] += invalid_note(invalid)
+    elif role == THRESHOLD:  # a threshold at most $40 accepts $40: the responder's criterion, by the strategy method
+        thresholds = [o["smallest_accepted"] for o in valid]
+        estimate = stats.wilson(sum(t <= OFFER_TO_RESPONDER for t in thresholds), len(thresholds))
+        threshold = gaamas.threshold("min_acceptance", MIN_ACCEPTANCE)
+        criterion = f"threshold: lower 95% bound of the share of thresholds <= ${OFFER_TO_RESPONDER} >= {threshold:g}"
+        verdict = verdicts.at_least(estimate, threshold)
+        cells = {COLUMNS[5]: cell(stats.mean(thresholds)) + invalid_note(invalid), COLUMNS[6]: cell(estimate)}
     else:
         estimate = stats.wilson(sum(o["accepted"] for o in valid), len(valid))
         threshold = gaamas.threshold("min_acceptance", MIN_ACCEPTANCE)
@@ -76,11 +116,12 @@ def test_ultimatum(gaamas, role, generation):
         cells = {COLUMNS[3]: cell(estimate) + invalid_note(invalid)}
         if gaamas.strategy and gaamas.strategy.valid:  # a strategy answers every offer: its threshold
             lowest = smallest_accepted(gaamas.strategy.probes)
-            cells[COLUMNS[4]] = "none" if lowest is None else f"${lowest:g}"
+            rises = "" if acceptance_rises(gaamas.strategy.probes) else ", but rejects some larger offers"
+            cells[COLUMNS[4]] = "none" if lowest is None else f"${lowest:g}{rises}"
 
     gaamas.score(
         table=TABLE,
-        metric="mean share kept" if role == "proposer" else "acceptance rate",
+        metric=METRICS[role],
         unit="dollars" if role == "proposer" else "rate",
         estimate=estimate,
         invalid=invalid,
@@ -96,15 +137,15 @@ def test_ultimatum(gaamas, role, generation):
     gaamas.verdict(verdict, f"{role}: {cell(estimate)} with {invalid} invalid; meeting it needs the {criterion}")
 
 
-@CELLS
+@FIDELITY_CELLS
 def test_ultimatum_fidelity(gaamas, role, generation):
-    records = gaamas.play(UltimatumGame(role), gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
+    records = gaamas.play(ultimatum(role), gaamas.trials(PAPER_TRIALS), temperature=gaamas.temperature(PAPER_TEMPERATURE),
                           generation=generation, recorded_as="test_ultimatum")
     valid = [r.outcome for r in records if r.valid]
     if role == "proposer":
         humans, choices = fidelity.ultimatum_kept(), [o["my_share"] for o in valid]
-    else:
-        humans, choices = fidelity.ultimatum_accepts(OFFER_TO_RESPONDER), [float(o["accepted"]) for o in valid]
+    else:  # acceptance rises with the offer by construction: a threshold accepts every offer above it
+        humans, choices = fidelity.ultimatum_thresholds(), [o["smallest_accepted"] for o in valid]
     result = gaamas.fidelity(choices, humans, invalid=len(records) - len(valid), label=humans.choice)
     gaamas.verdict(verdicts.faithful(result), fidelity.explain(result, humans))
 
@@ -132,7 +173,10 @@ def figures(role, strategy):
         accepted, made = fhss_accepting(paid)
         lines[f"people, FHSS 1994, {'paid' if paid else 'no pay'} ({accepted} of {made} offers of {OFFER_SHARE:.0%} accepted)"] = accepted / made
     declared = [Figure(f"Ultimatum responder: acceptance of ${OFFER_TO_RESPONDER}", INTERVAL, f"share accepting ${OFFER_TO_RESPONDER} [95% CI]",
-                       x="responder", limits=RATE, note=RESPONDER_NOTE, references=lines)]
+                       x="responder, by its threshold" if role == THRESHOLD else "responder", limits=RATE, note=RESPONDER_NOTE,
+                       references=lines)]
+    if role == THRESHOLD:  # its threshold is the strategy: no offer to probe it at
+        return tuple(declared)
     if strategy is not None:  # a strategy that answers no offer says so in its place
         curve = tuple((float(offer), float(bool(accepted))) for (_, offer), accepted in strategy.probes) if strategy.valid else ()
         declared.append(Figure("Ultimatum responder strategies: acceptance at every offer", CURVE, "accepts (1) or rejects (0)",
@@ -163,6 +207,8 @@ def humans_row() -> dict:
         | {
             COLUMNS[3]: cell(stats.wilson(accepts, len(players))),
             COLUMNS[4]: f"median ${statistics.median(p.smallest_accepted for p in players):g}",
+            COLUMNS[5]: cell(people.mean(PEOPLE_THRESHOLDS)),
+            COLUMNS[6]: cell(stats.wilson(accepts, len(players))),
         },
         "source": "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)",
         "status": "verified from data",

@@ -3,10 +3,10 @@ of choices the one people produce? A model can pass the first and fail the secon
 paradox: plausible in aggregate, unfaithful in person), and the comparison says so.
 
 Aggregate fidelity: two one-sided tests at 5% that the model's mean is people's within the choice's
-``mean_margin`` ($15 of $100, 0.1 of a CCEI, 0.35 of the share accepting an offer): the 90% Welch
-interval of the difference of means lies inside it ("plausible"), or not ("not shown"). The margins
-are what 30 choices can show, about two thirds of people's standard deviation: 30 choices drawn from
-people themselves are plausible 95-98% of the time (1,000 draws each).
+``mean_margin`` ($15 of $100, 0.1 of a CCEI): the 90% Welch interval of the difference of means lies
+inside it ("plausible"), or not ("not shown"). The margins are what 30 choices can show, about two
+thirds of people's standard deviation: 30 choices drawn from people themselves are plausible 95-97%
+of the time (``measured``: 1,000 samples each).
 
 Each comparison sets the model's valid choices against the individual choices of real people in the
 same game (``pytest_gaamas.data``): the difference of means with Welch's interval, the Wasserstein
@@ -21,16 +21,25 @@ Both levels are reported side by side, and a choice plausible in aggregate and u
 is flagged. An agent that always makes people's average choice (``reference:average``) is tested to
 be flagged so, and ``reference:human`` to be faithful at both levels.
 
-The tolerances are what 30 choices can show: 30 choices drawn from the people themselves stay
-within them about 95% of the time ($15 of $100 for amounts, 0.1 for a CCEI, 0.25 for the share
-accepting an offer: one yes-or-no choice says little). ``reference:human``, which draws from the
-data, is tested to be faithful, ``reference:rational`` and ``reference:random`` not to be.
+The tolerances ($15 of $100 for amounts and thresholds, 0.1 for a CCEI) are what 30 choices can
+show: 30 choices drawn from the people themselves are judged faithful 92-93% of the time, unfaithful
+5% (the permutation test's level, which it holds) and inconclusive the rest, where the distance's
+upper bound passes the tolerance (``measured``; docs/statistics.md has the table).
+``reference:human``, which draws from the data, is tested to be faithful, ``reference:rational`` and
+``reference:random`` not to be.
+
+A choice compared person by person must carry a person. One yes-or-no of one offer does not: its
+distribution is its rate, so the comparison is the aggregate one again, and a fair coin was judged
+faithful to people's acceptance of $40 in 41% of samples of 30 (people's own draws in 72%: no
+tolerance on a rate that 30 answers pin down to +-0.18 can keep both). The responder is compared by
+its threshold, asked by the strategy method as MobLab asked (``ultimatum_thresholds``).
 """
 
 from __future__ import annotations
 
+import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -153,12 +162,12 @@ def ultimatum_kept() -> HumanChoices:
 
 
 @lru_cache(maxsize=1)
-def ultimatum_accepts(offer: float) -> HumanChoices:
-    """Whether each person would accept ``offer``: their smallest accepted offer is at most it."""
+def ultimatum_thresholds() -> HumanChoices:
+    """Each person's smallest accepted offer, by the strategy method: a threshold carries a person
+    (where their acceptance rises, how far below an equal split they go) that one yes-or-no cannot."""
     return HumanChoices(
-        f"ultimatum responder: accepts ${offer:g}",
-        tuple(float(p.smallest_accepted <= offer) for p in moblab_ultimatum_strategies()),
-        discrete=True, tolerance=0.25, unit="", mean_margin=0.35, source=ULTIMATUM_SOURCE,
+        "ultimatum responder: smallest offer accepted", tuple(p.smallest_accepted for p in moblab_ultimatum_strategies()),
+        discrete=True, tolerance=15, unit="$", mean_margin=15, source=ULTIMATUM_SOURCE,
     )  # fmt: skip
 
 
@@ -172,3 +181,83 @@ def portfolio_ccei() -> HumanChoices:
 
 
 ULTIMATUM_SOURCE = "MobLab first-round ultimatum games of $100, strategy method (Mei, Xie, Yuan & Jackson 2024, PNAS data)"
+
+
+# -- how often the verdicts fall: people's own draws, and agents that never read the game ----------
+
+
+@dataclass(frozen=True)
+class Rates:
+    """How ``compare`` judged ``samples`` samples of one kind of agent."""
+
+    samples: int
+    faithful: int
+    unfaithful: int
+    plausible: int
+    paradox: int
+
+    def share(self, count: int) -> stats.Estimate:
+        return stats.wilson(count, self.samples)
+
+
+def judged(
+    draw: Callable[[random.Random], Sequence[float]], humans: HumanChoices, samples: int = 1_000, seed: int = 0,
+) -> Rates:
+    """How often samples drawn by ``draw`` (30 choices, say) are judged faithful in person, unfaithful,
+    plausible in aggregate, flagged: for people's own draws, the rate the docs state; for an agent that
+    never reads the game, the rate at which the test calls it a person."""
+    rng = random.Random(seed)
+    results = [compare(draw(rng), humans) for _ in range(samples)]
+    return Rates(
+        samples, sum(r.verdict == "faithful" for r in results), sum(r.verdict == "unfaithful" for r in results),
+        sum(r.plausible_in_aggregate for r in results), sum(r.paradox for r in results),
+    )  # fmt: skip
+
+
+def people_draw(humans: HumanChoices, n: int = 30) -> Callable[[random.Random], list[float]]:
+    """``n`` choices drawn from people's own, as reference:human draws them."""
+    return lambda rng: [rng.choice(humans.values) for _ in range(n)]
+
+
+def measured(samples: int = 1_000, ccei_samples: int = 200) -> list[tuple[str, str, Rates]]:
+    """What docs/statistics.md states: for every choice the suite compares with people, how 30 of
+    people's own choices are judged; for the responder's threshold, how agents that never read the game
+    are. (The CCEI's test permutes 1,182 distinct values and costs about 2 s a sample: fewer of them.)"""
+    from .games.dictator import PIE, ThresholdGame  # the game folds a blind answer into a threshold
+
+    game = ThresholdGame()
+
+    def blind(answer: Callable[[random.Random], float]) -> Callable[[random.Random], list[float]]:
+        return lambda rng: [game.read_trial(t, {game.framing(t).field: answer(rng)}) for t in range(30)]
+
+    rows = [(humans.choice, "people's own choices", judged(people_draw(humans), humans, samples))
+            for humans in (dictator_kept(), ultimatum_kept(), ultimatum_thresholds())]  # fmt: skip
+    ccei = portfolio_ccei()
+    rows.append((ccei.choice, "people's own choices", judged(people_draw(ccei), ccei, ccei_samples)))
+    thresholds = ultimatum_thresholds()
+    for name, answer in (
+        ("a number uniform over the range", lambda rng: rng.randint(0, PIE)),
+        ("a fair coin between the range's ends", lambda rng: rng.choice((0, PIE))),
+        ("a fair coin between $30 and $50", lambda rng: rng.choice((30, 50))),
+        ("a 3-in-4 coin between $20 and $50", lambda rng: 20 if rng.random() < 0.75 else 50),
+    ):
+        rows.append((thresholds.choice, name, judged(blind(answer), thresholds, samples)))
+    constants = iter(range(PIE + 1))  # a constant anywhere in the range, one sample each: it never varies
+
+    def each_constant(rng: random.Random) -> list[float]:
+        constant = next(constants)
+        return blind(lambda _: constant)(rng)
+
+    rows.append((thresholds.choice, "each constant from 0 to 100, once", judged(each_constant, thresholds, PIE + 1)))
+    return rows
+
+
+if __name__ == "__main__":
+    import sys
+
+    print("| choice | agent | samples of 30 | faithful in person | unfaithful | plausible in aggregate | flagged |")
+    print("|---|---|---|---|---|---|---|")
+    for choice, agent, rates in measured(*map(int, sys.argv[1:])):
+        shares = [rates.share(count) for count in (rates.faithful, rates.unfaithful, rates.plausible, rates.paradox)]
+        cells = " | ".join(f"{s.value:.3f} [{s.low:.3f}, {s.high:.3f}]" for s in shares)
+        print(f"| {choice} | {agent} | {rates.samples:,} | {cells} |")

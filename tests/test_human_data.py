@@ -160,6 +160,20 @@ def test_the_ultimatum_rows_show_acceptance_at_40_dollars_from_the_data(ultimatu
     assert "0.84" not in json.dumps(meta) and meta["cells"][ultimatum.COLUMNS[3]].startswith("not at $40")
 
 
+def test_the_responders_thresholds_are_moblab_s_accept_column_of_the_same_players(ultimatum_first_rounds):
+    """Fidelity in person compares a model's thresholds with `accept`, the smallest offer each player
+    would accept (the strategy method), of the first-round $100 players whose offers the proposer's
+    test uses; their mean is what reference:average names."""
+    from pytest_gaamas import fidelity, people
+
+    thresholds = fidelity.ultimatum_thresholds()
+    assert thresholds.values == tuple(float(r["accept"]) for r in ultimatum_first_rounds)
+    assert fidelity.ultimatum_kept().values == tuple(100 - float(r["propose"]) for r in ultimatum_first_rounds)
+    assert statistics.fmean(thresholds.values) == pytest.approx(34.30, abs=0.005)
+    assert people.mean("MobLab ultimatum responders: smallest offer accepted").value == pytest.approx(statistics.fmean(thresholds.values))
+    assert thresholds.discrete and thresholds.unit == "$" and "strategy method" in thresholds.source
+
+
 def test_the_fhss_rows_say_the_pie_the_pay_and_show_shares_of_the_pie():
     ultimatum, dictator = behaviour("ultimatum"), behaviour("dictator_preferences")
     rows = {r["label"]: r for r in (*ultimatum.fhss_rows(), *dictator.fhss_rows())}

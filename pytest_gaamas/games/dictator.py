@@ -1,10 +1,12 @@
 """Splitting $100: the dictator game, the dictator with lossy options and instructed preferences,
-and the two roles of the ultimatum game (PyGAAMAS "Preferences" and "Social preference").
+and the two roles of the ultimatum game (PyGAAMAS "Preferences" and "Social preference"), the
+responder also asked by the strategy method, as MobLab asked: the smallest offer it accepts.
 
 Counterbalanced (:mod:`pytest_gaamas.counterbalance`): the share is asked as the dollars kept in
 even trials and as the dollars given (offered) in odd ones, so an agent that answers the bottom,
-top or middle of the range keeps $50 on average, not $0 or $100; the responder's two answers and the
-four lossy options are listed in every order equally often.
+top or middle of the range keeps $50 on average, not $0 or $100; the responder's threshold is asked
+as the smallest offer accepted and as the most the proposer may keep, alike; the responder's two
+answers and the four lossy options are listed in every order equally often.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ WITH_AVERAGE = ("rational", "random", "human", "average")
 
 
 def people_mean_kept(source: str) -> float:
-    """People's mean of dollars kept, to the dollar, as an agent would say it."""
+    """People's mean choice of ``source`` (dollars kept, a threshold), to the dollar, as an agent would say it."""
     from .. import people  # people's figures import the data this module's games play
 
     return float(round(people.mean(source).value))
@@ -349,7 +351,142 @@ class UltimatumGame(SplitByFraming, OneShotGame):
         return PIE - rng.choice(moblab_ultimatum_strategies()).offer
 
 
+THRESHOLD = "responder threshold"
+WHOLE_DOLLARS = {"type": "integer", "minimum": 0, "maximum": PIE}
+
+
+@dataclass(frozen=True)
+class ThresholdFraming:
+    """One way of asking for the responder's threshold: as the smallest offer it accepts, or as the
+    most it lets the proposer keep (the same threshold, counted from the other end of the pie)."""
+
+    name: str
+    rule: str
+    question: str
+    field: str
+    counts_the_offer: bool
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return answers.object_schema(**{self.field: WHOLE_DOLLARS})
+
+    def threshold(self, obj: dict[str, Any]) -> float:
+        value = answers.bounded(obj, self.field, 0, PIE)
+        if not value.is_integer():
+            raise answers.InvalidAnswer(f"not whole dollars: field {self.field!r} is {value:g}")
+        return value if self.counts_the_offer else PIE - value
+
+    def answer(self, threshold: float) -> dict[str, Any]:
+        return {self.field: int(threshold if self.counts_the_offer else PIE - threshold)}
+
+
+THRESHOLD_FRAMINGS = (
+    ThresholdFraming(
+        "smallest offer", "you accept every offer of at least that many dollars and reject every smaller one.",
+        'What is the smallest offer you accept? Answer in JSON: {"smallest_offer": <whole dollars offered to you, 0 to 100>}',
+        "smallest_offer", counts_the_offer=True,
+    ),
+    ThresholdFraming(
+        "most kept", "you accept every split in which the proposer keeps at most that many dollars and reject every "
+        "split in which it keeps more.",
+        'What is the most the proposer may keep? Answer in JSON: {"most_kept": <whole dollars the proposer keeps, 0 to 100>}',
+        "most_kept", counts_the_offer=False,
+    ),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ThresholdGame(OneShotGame):
+    """The responder asked by the strategy method, as MobLab asked its players: before any offer is
+    made, the smallest offer it accepts. A threshold carries a person where one yes-or-no does not, and
+    it is what MobLab's 5,993 responders set, so the two can be compared person by person.
+
+    Counterbalanced: asked as the smallest offer accepted in even trials and as the most the proposer
+    may keep in odd ones, with the same numbers in the same places, so that any answer given without
+    reading the question (a constant, the bottom or top of the range, a number the prompt names) is a
+    threshold of c in half the trials and of 100 - c in the others: $50 on average, two spikes, where
+    people's thresholds average $34 and spread over the range."""
+
+    name: str = "ultimatum responder threshold"
+    has_human_data: bool = True
+    reference_kinds = WITH_AVERAGE
+
+    rules = (
+        f"You are the responder in a one-shot ultimatum game. The proposer has ${PIE} to split and will offer you a "
+        "share of it. If you accept, the money is split that way; if you reject, both of you get nothing. Before "
+        "seeing the offer, you name a number of whole dollars:"
+    )
+
+    def framing(self, trial: int) -> ThresholdFraming:
+        return THRESHOLD_FRAMINGS[factors(trial, 2)[0]]
+
+    @property
+    def schema(self):
+        return self.form(0)
+
+    def form(self, trial: int):
+        return self.framing(trial).schema
+
+    def read_trial(self, trial: int, obj: dict[str, Any]) -> float:
+        return self.framing(trial).threshold(obj)
+
+    def read(self, obj: dict[str, Any]) -> float:
+        return self.framing(0).threshold(obj)
+
+    def presented(self, trial: int) -> dict[str, Any]:
+        return {"framing": self.framing(trial).name}
+
+    def messages(self, trial: int):
+        framing = self.framing(trial)
+        return conversation(ROLES["assistant"], f"{self.rules} {framing.rule} {framing.question}")
+
+    def outcome(self, trial: int, threshold: float) -> dict[str, Any]:
+        return {"smallest_accepted": threshold}
+
+    def strategy(self) -> Contract:
+        return Contract(
+            system=ROLES["assistant"],
+            rules=f"{self.rules} {THRESHOLD_FRAMINGS[0].rule}",
+            signature="def smallest_offer(pie: int) -> int",
+            explanation="`pie` is the dollars to split; return the smallest offer you accept, in whole dollars, 0 to `pie`.",
+            arguments=lambda situation: (PIE,),
+            answer=lambda value: {"smallest_offer": whole_dollars(value)},
+            answer_for=lambda situation, value: self.framing(situation["trial"]).answer(whole_dollars(value)),
+            references={
+                "rational": "def smallest_offer(pie):\n    return 1",
+                "random": "import random\n\ndef smallest_offer(pie):\n    return random.randint(0, pie)",
+            },
+        )
+
+    def reference_answer(self, agent: str, trial: int, rng: random.Random) -> dict[str, Any]:
+        return self.framing(trial).answer(self.reference_threshold(agent, rng))
+
+    @staticmethod
+    def reference_threshold(agent: str, rng: random.Random) -> float:
+        if agent == "rational":
+            return 1  # subgame perfection: any positive offer beats nothing
+        if agent == "random":
+            return rng.randint(0, PIE)
+        if agent == "average":
+            return people_mean_kept(THRESHOLDS_SOURCE)
+        return rng.choice(moblab_ultimatum_strategies()).smallest_accepted
+
+
+THRESHOLDS_SOURCE = "MobLab ultimatum responders: smallest offer accepted"
+
+
+def whole_dollars(value: Any) -> int:
+    return expect(value, int, "whole dollars")
+
+
 def smallest_accepted(probes: list[tuple[tuple, Any]]) -> float | None:
     """A responder strategy's acceptance threshold, as MobLab's strategy method records people's:
     the smallest offer accepted (None if it accepts none)."""
     return min((offer for (_, offer), accepted in probes if accepted is True), default=None)
+
+
+def acceptance_rises(probes: list[tuple[tuple, Any]]) -> bool:
+    """Whether a responder strategy, asked every offer, accepts every offer above one it accepts: what
+    a threshold implies, and what a function of the offer may break (accepting $40 and rejecting $60)."""
+    answers_by_offer = [accepted is True for (_, offer), accepted in sorted(probes, key=lambda probe: probe[0][1])]
+    return all(later for earlier, later in zip(answers_by_offer, answers_by_offer[1:]) if earlier)
