@@ -20,6 +20,7 @@ The kinds, each a figure of PyGAAMAS's:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -53,8 +54,27 @@ class Figure:
     note: str = ""
 
     def __post_init__(self) -> None:
+        """Checked where the figure is declared, so that a mistake names the behaviour's own line and
+        not the report's drawing at the session's end; and where a run log is read, so that no number
+        a renderer cannot draw reaches it."""
         if self.kind not in KINDS:
             raise ValueError(f"a figure's kind is one of {', '.join(KINDS)}, got {self.kind!r}")
+        for name in ("title", "axis", "panel", "x_axis", "series", "people", "note"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"a figure's {name} is text, got {type(getattr(self, name)).__name__} {getattr(self, name)!r:.80}")
+        if not isinstance(self.x, str) and not _drawable(self.x):
+            raise ValueError(f"a figure's x is a category (text) or a number within ±{MAX_DRAWN:g}, got {self.x!r:.80}")
+        if not isinstance(self.references, Mapping) or not all(
+            isinstance(label, str) and _drawable(value) for label, value in self.references.items()
+        ):
+            raise ValueError(f"a figure's references map labels (text) to numbers within ±{MAX_DRAWN:g}, got {self.references!r:.120}")
+        if self.limits is not None and not (
+            isinstance(self.limits, (tuple, list)) and len(self.limits) == 2 and all(map(_drawable, self.limits))
+            and self.limits[0] < self.limits[1]
+        ):  # fmt: skip
+            raise ValueError(f"a figure's limits are (low, high), numbers within ±{MAX_DRAWN:g} with low < high, got {self.limits!r:.80}")
+        if not all(isinstance(point, (tuple, list)) and len(point) == 2 and all(map(_drawable, point)) for point in self.curve):
+            raise ValueError(f"a figure's curve is (x, y) pairs of numbers within ±{MAX_DRAWN:g}, got {self.curve!r:.120}")
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -70,6 +90,14 @@ class Figure:
             fields["limits"] = tuple(fields["limits"])
         fields["curve"] = tuple(tuple(point) for point in fields.get("curve", ()))
         return cls(**fields)
+
+
+#: Far past any game's unit, and within what a plot's axis can be drawn over.
+MAX_DRAWN = 1e12
+
+
+def _drawable(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and abs(value) <= MAX_DRAWN
 
 
 RATE = (0.0, 1.0)

@@ -463,6 +463,17 @@ def _report_or_one_line(path: Path, out: Path) -> tuple[int, str]:
     return code, errors
 
 
+def test_a_run_log_whose_figure_a_renderer_cannot_draw_is_one_line_not_a_crash(small_run_log, tmp_path):
+    """Limits of +-1.7e308 (or a reference line at 1e300) are numbers JSON holds and no plot can draw."""
+    where = next((i, j) for i, score in enumerate(small_run_log["scores"]) for j, figure in enumerate(score.get("figures") or [])
+                 if figure.get("limits"))  # fmt: skip
+    for field, value in (("limits", [-1.7e308, 1.7e308]), ("references", {"rational": 1e300})):
+        path = tmp_path / f"{field}.json"
+        path.write_text(json.dumps(_damaged(small_run_log, [(("scores", *where[:1], "figures", where[1], field), "replace", value)])))
+        code, said = _report_or_one_line(path, tmp_path)
+        assert code == 2 and said.startswith(f"gaamas: {path}: ") and said.count("\n") == 1 and field in said, said
+
+
 def test_any_damage_to_a_run_log_is_a_report_or_one_line_naming_the_field(small_run_log, tmp_path_factory):
     """The values and types of a real run log changed, fields removed and added, anywhere: making its
     report, and comparing a run with it as --gaamas-compare does, either works or says in one line
