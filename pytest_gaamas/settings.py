@@ -31,7 +31,8 @@ def add_options(parser: pytest.Parser) -> None:
     option(
         "model", "linelist", action="append", default=None, metavar="SPEC",
         help="model to test, repeatable: ollama:NAME (or a bare NAME), openai:NAME (OPENAI_BASE_URL, "
-        "OPENAI_API_KEY), embedded:smollm2, reference:rational|random|human|average|sustainable. Default: embedded:smollm2.",
+        "OPENAI_API_KEY), embedded:smollm2, reference:rational|random|human|average|sustainable, or a blind agent "
+        "reference:first|last|constant|blind-RULE (docs/behaviours.md). Default: embedded:smollm2.",
     )  # fmt: skip
     option("trials", "string", "trials per test item (default: the paper's count for each experiment, e.g. 30)", type=int, metavar="N")
     option("seed", "string", "base seed of every request and sample (default 0; cassettes are recorded at 0)", type=int, metavar="N")

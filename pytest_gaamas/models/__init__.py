@@ -1,13 +1,15 @@
 """From a ``--gaamas-model`` spec to a model.
 
 ``ollama:NAME`` or a bare ``NAME`` (Ollama's own ``name:tag`` included), ``openai:NAME``,
-``embedded:NAME``, ``reference:rational|random|human``.
+``embedded:NAME``, ``reference:rational|random|human|...``, and the blind agents ``reference:blind-RULE``
+(``reference.Blind``).
 """
 
 from __future__ import annotations
 
 from .base import Model, slug
 from .reference import KINDS as REFERENCE_KINDS
+from .reference import RULES as BLIND_RULES
 
 PREFIXES = ("ollama", "openai", "embedded", "reference")
 
@@ -44,7 +46,10 @@ def canonical_spec(spec: str) -> str:
     if not name:
         raise SpecError(f"{spec!r} names no model after the prefix")
     if prefix == "reference" and name not in REFERENCE_KINDS:
-        raise SpecError(f"no reference agent {name!r}; use reference:{', reference:'.join(REFERENCE_KINDS)}")
+        raise SpecError(
+            f"no reference agent {name!r}; use reference:{', reference:'.join(REFERENCE_KINDS)}, or a blind agent "
+            f"reference:blind-RULE or reference:blind-RULE-numbers-RULE, a RULE one of {BLIND_RULES}"
+        )
     if prefix == "embedded":
         from .embedded import EMBEDDED
 

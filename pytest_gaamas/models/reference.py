@@ -1,39 +1,244 @@
 """Scripted reference agents. They answer through the same parsing path as a model, so a behaviour
 that a rational agent fails, or a random agent passes, shows itself as a broken test.
 
-The shortcut agents (``first``, ``last``, ``constant``) never read the game: they see only the form
-the answer must take (the decision's JSON schema), never the prompt, the situation or the history,
-and answer it by position or by rote. A criterion that one of them meets measures the shortcut, not
-the construct, unless the construct is one the shortcut truly has (each such exception is named
-in ``tests/test_behaviours.py``). They play every game, a user's too, without the game saying how.
+The *blind* agents never read the game: each answers from the request's surface alone, the form the
+answer must take (its JSON schema) and the prompt's text, never from the game, its situation or its
+history, by one rule (a place in a range, a place in a list, a label's spelling, what the text names
+first or last, a coin). A criterion that one of them meets measures the rule, not the construct,
+unless the construct is one a blind agent truly has (each such exception is named, with a positive
+control, in ``tests/test_blind_agents.py``). They play every game, a user's too, without the game
+saying how. ``first``, ``last`` and ``constant`` are three of them by name.
 """
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Mapping
+import re
+from collections import ChainMap
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..play import Request
+from ..play import Request, fingerprint
 from .base import Model
 
-KINDS = {
+SCRIPTED = {
     "rational": "plays the game-theoretic (or utility-maximising) answer",
     "random": "chooses uniformly at random among the legal answers",
     "human": "answers with a real person's choice from the human data",
     "average": "always makes people's mean choice where the data have one (dictator, ultimatum proposer): plausible in aggregate, unfaithful in person",
     "sustainable": "takes its equal share of what a shared resource regrows, and proposes that share as the norm (the commons)",
 }
-#: Agents that answer the form without reading the game.
-SHORTCUTS = {
-    "first": "never reads the game: the first option its answer form lists, the bottom of every range",
-    "last": "never reads the game: the last option its answer form lists, the top of every range",
-    "constant": "never reads the game: the same answer every time, the middle of every range and the option whose name sorts first",
-}
-KINDS |= SHORTCUTS
 #: The agents every game has; a game with others (the commons' sustainable agent) lists its own.
 EVERY_GAME = ("rational", "random", "human")
+
+#: How a blind agent is spelt: ``blind-RULE``, its one rule for options and numbers alike, or
+#: ``blind-RULE-numbers-RULE``, one rule for options and another for numbers. Every spelling is a
+#: valid file name and test id.
+BLIND_PREFIX = "blind-"
+NUMBERS_APART = "-numbers-"
+_RULE = re.compile(
+    r"(?P<kind>at|coin)-(?P<fraction>0(?:\.\d+)?|1(?:\.0+)?)"
+    r"|option-(?P<place>[1-9]\d*)(?P<from_end>-from-end)?"
+    r"|(?P<reading>sorts|named|number)-(?P<end>first|last)"
+)
+#: The rules, as ``--help`` and the errors spell them.
+RULES = (
+    "at-Q, coin-P (0 <= Q, P <= 1), option-K, option-K-from-end, sorts-first|last, named-first|last, number-first|last"
+)
+#: A number written in the prompt: digits, with a decimal part if it has one.
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One way of answering without reading the game, for a list of options and for a numeric range.
+
+    - ``at-Q``: the fraction Q of every range (0 its bottom, 1 its top); the option at place
+      Q x (n - 1) of the n listed, to the nearest (halves up).
+    - ``coin-P``: the first option listed with probability P, else one of the others at random; the
+      bottom of a range with probability P, else its top.
+    - ``option-K`` / ``option-K-from-end``: the K-th option listed, counted from the start or from the
+      end (the last one where fewer are listed); the bottom, or the top, of a range.
+    - ``sorts-first`` / ``sorts-last``: the option whose label sorts first, or last; the middle of a range.
+    - ``named-first`` / ``named-last``: the option whose label the prompt writes first, or last (the
+      first, or last, listed where it writes none); the first, or last, number the prompt writes,
+      held inside the range (its bottom, or top, where it writes none).
+    - ``number-first`` / ``number-last``: the option equal to the first, or last, number the prompt
+      writes (the first, or last, listed where none is); numbers as ``named-``.
+    """
+
+    kind: str
+    #: Q, P or K.
+    value: float = 0.0
+    #: Counts from the end: option-K-from-end, and the ``-last`` readings.
+    from_end: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> Rule | None:
+        found = _RULE.fullmatch(text)
+        if found is None:
+            return None
+        if found["kind"]:
+            return cls(found["kind"], float(found["fraction"]))
+        if found["place"]:
+            return cls("option", int(found["place"]), bool(found["from_end"]))
+        return cls(found["reading"], from_end=found["end"] == "last")
+
+    def option(self, options: Sequence[Any], surface: Surface, rng: random.Random, *, labels_sort: bool = True) -> Any:
+        n = len(options)
+        if self.kind == "at":
+            return options[math.floor(self.value * (n - 1) + 0.5)]
+        if self.kind == "coin":
+            return options[0] if n == 1 or rng.random() < self.value else rng.choice(options[1:])
+        if self.kind == "option":
+            place = min(int(self.value), n)
+            return options[-place] if self.from_end else options[place - 1]
+        if self.kind == "sorts":
+            # Without an order of their own (true and false), the options keep the listed one.
+            key = str if labels_sort else options.index
+            return (max if self.from_end else min)(options, key=key)
+        if self.kind == "named":
+            return surface.named(options, last=self.from_end) or options[-1 if self.from_end else 0]
+        number = surface.number(last=self.from_end)
+        equal = [o for o in options if number is not None and _as_number(o) == number]
+        return equal[0] if equal else options[-1 if self.from_end else 0]
+
+    def number(self, low: float, high: float, surface: Surface, rng: random.Random) -> float:
+        if self.kind == "at":
+            return low + self.value * (high - low)
+        if self.kind == "coin":
+            return low if rng.random() < self.value else high
+        if self.kind == "option":
+            return high if self.from_end else low
+        if self.kind == "sorts":
+            return (low + high) / 2
+        number = surface.number(last=self.from_end)
+        if number is None:
+            return high if self.from_end else low
+        return min(max(number, low), high)
+
+    def count(self, fewest: int, most: int, surface: Surface, rng: random.Random) -> int:
+        """How many items an array gets: a range like any other, but a count has no label to sort, so
+        the label rules give the fewest the array needs."""
+        return fewest if self.kind == "sorts" else int(self.number(fewest, most, surface, rng))
+
+
+def _as_number(label: Any) -> float | None:
+    try:
+        return float(label)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Surface:
+    """What a blind agent may read of a request: the prompt's text, all its messages in order."""
+
+    text: str
+
+    @classmethod
+    def of(cls, request: Request) -> Surface:
+        return cls("\n".join(m["content"] for m in request.messages if isinstance(m.get("content"), str)))
+
+    def named(self, options: Sequence[Any], *, last: bool) -> Any:
+        """The option whose label the text writes first (or last), as a whole word; None if none."""
+        places = {}
+        for option in options:
+            word = rf"(?<![A-Za-z0-9]){re.escape(str(option))}(?![A-Za-z0-9])"
+            found = [m.start() for m in re.finditer(word, self.text)]
+            if found:
+                places[found[-1] if last else found[0]] = option
+        return places[max(places) if last else min(places)] if places else None
+
+    def number(self, *, last: bool) -> float | None:
+        numbers = _NUMBER.findall(self.text)
+        return float(numbers[-1 if last else 0]) if numbers else None
+
+
+@dataclass(frozen=True)
+class Blind:
+    """A blind agent: one rule for the options it picks, one for the numbers it gives."""
+
+    options: Rule
+    numbers: Rule
+
+    @classmethod
+    def parse(cls, name: str) -> Blind | None:
+        """The agent ``blind-RULE`` or ``blind-RULE-numbers-RULE`` spells, or a named one; None if none."""
+        name = NAMED_BLIND.get(name, name)
+        if not name.startswith(BLIND_PREFIX):
+            return None
+        options, apart, numbers = name.removeprefix(BLIND_PREFIX).partition(NUMBERS_APART)
+        rules = Rule.parse(options), Rule.parse(numbers if apart else options)
+        return None if None in rules else cls(*rules)
+
+    def answer(self, schema: Mapping[str, Any], surface: Surface, rng: random.Random) -> Any:
+        """What this agent answers to a JSON schema: an option of an enum, a number of a range, every
+        field of an object, an array's items, and the shortest free text, an empty string (so it
+        writes no strategy, no reasoning and no message)."""
+        if "enum" in schema:
+            return self.options.option(list(schema["enum"]), surface, rng)
+        kind_of = schema.get("type")
+        if kind_of == "object":
+            return {name: self.answer(spec, surface, rng) for name, spec in schema.get("properties", {}).items()}
+        if kind_of == "array":
+            fewest = schema.get("minItems", 0)
+            count = self.numbers.count(fewest, schema.get("maxItems", fewest), surface, rng)
+            return [self.answer(schema.get("items", {}), surface, rng) for _ in range(count)]
+        if kind_of in ("number", "integer"):
+            low = schema.get("minimum", 0)
+            value = self.numbers.number(low, schema.get("maximum", low), surface, rng)
+            return int(value) if kind_of == "integer" else value
+        if kind_of == "boolean":
+            return self.options.option([True, False], surface, rng, labels_sort=False)
+        return ""
+
+
+#: The blind agents known by name, and the rule each is.
+NAMED_BLIND = {"first": "blind-option-1", "last": "blind-option-1-from-end", "constant": "blind-sorts-first"}
+
+
+class BlindAgents(Mapping[str, str]):
+    """The blind agents, each with its description: the named ones (``first``, ``last``, ``constant``,
+    the only ones iterated) and every spelling ``Blind.parse`` reads."""
+
+    NAMED = {
+        "first": "never reads the game: the first option its answer form lists, the bottom of every range",
+        "last": "never reads the game: the last option its answer form lists, the top of every range",
+        "constant": "never reads the game: the same answer every time, the middle of every range and the option whose name sorts first",
+    }
+
+    def __getitem__(self, kind: str) -> str:
+        if kind in self.NAMED:
+            return self.NAMED[kind]
+        blind = Blind.parse(kind)
+        if blind is None:
+            raise KeyError(kind)
+        rules = kind.removeprefix(BLIND_PREFIX).replace(NUMBERS_APART, ", numbers by ")
+        return f"never reads the game: answers from the prompt's surface by {rules} (reference.Rule)"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.NAMED)
+
+    def __len__(self) -> int:
+        return len(self.NAMED)
+
+
+#: Agents that answer from the request's surface without reading the game.
+SHORTCUTS = BlindAgents()
+#: Every reference agent, with what it does: the scripted ones, then the blind ones.
+KINDS = ChainMap(SHORTCUTS, SCRIPTED)
+
+
+def cell_seed(request: Request, cell: str | None = None) -> int:
+    """The seed of a reference agent's draws for one request: the request's own seed (the run's, the
+    trial's and the round's) mixed with its cell (the game's parameters, ``cell`` where already
+    digested, and the temperature), so that two cells never replay the same draws."""
+    cell = cell if cell is not None else fingerprint(request.game.fingerprint())
+    return int(fingerprint(request.seed, cell, request.temperature), 16)
 
 
 class ReferenceAgent(Model):
@@ -42,12 +247,19 @@ class ReferenceAgent(Model):
     def __init__(self, kind: str):
         super().__init__(f"reference:{kind}")
         self.kind = kind
+        self.blind = Blind.parse(kind)
+        #: The last game played and its digest: a cell's requests come one game at a time.
+        self._cell: tuple[Any, str] = (None, "")
 
     def reply(self, request: Request) -> str:
-        if self.kind in SHORTCUTS:
-            return answers.dump(shortcut_answer(request.schema, self.kind))
-        # Seeded by the request, so a reference agent is as reproducible as a replayed cassette.
-        rng = random.Random(request.seed)
+        game, cell = self._cell
+        if game is not request.game:
+            cell = fingerprint(request.game.fingerprint())
+            self._cell = (request.game, cell)
+        # Seeded by the request and its cell, so a reference agent is as reproducible as a replayed cassette.
+        rng = random.Random(cell_seed(request, cell))
+        if self.blind is not None:
+            return answers.dump(self.blind.answer(request.schema, Surface.of(request), rng))
         return request.game.reference_reply(self.kind, request.decision.situation, rng)
 
     def provenance(self) -> dict:
@@ -55,24 +267,6 @@ class ReferenceAgent(Model):
 
 
 def shortcut_answer(schema: Mapping[str, Any], kind: str) -> Any:
-    """What shortcut agent ``kind`` answers to a JSON schema, from the schema alone: an option of an
-    enum by its place in the list (or, for ``constant``, by its name), a number at the bottom, top or
-    middle of its range, every required field of an object, as many items as an array needs, an
-    empty string for free text. A free-text answer with no schema (code) is an empty reply."""
-    if "enum" in schema:
-        options = list(schema["enum"])
-        return {"first": options[0], "last": options[-1], "constant": min(options, key=str)}[kind]
-    kind_of = schema.get("type")
-    if kind_of == "object":
-        return {name: shortcut_answer(spec, kind) for name, spec in schema.get("properties", {}).items()}
-    if kind_of == "array":
-        count = schema.get("minItems", 0) if kind != "last" else schema.get("maxItems", schema.get("minItems", 0))
-        return [shortcut_answer(schema.get("items", {}), kind) for _ in range(count)]
-    if kind_of in ("number", "integer"):
-        low = schema.get("minimum", 0)
-        high = schema.get("maximum", low)
-        value = {"first": low, "last": high, "constant": (low + high) / 2}[kind]
-        return int(value) if kind_of == "integer" else value
-    if kind_of == "boolean":
-        return kind != "last"
-    return ""
+    """What named blind agent ``kind`` (``first``, ``last``, ``constant``) answers to a JSON schema, from
+    the schema alone (none of the three reads the prompt or draws)."""
+    return Blind.parse(kind).answer(schema, Surface(""), random.Random(0))
