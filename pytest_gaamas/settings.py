@@ -19,6 +19,10 @@ DEFAULT_MODEL = "embedded:smollm2"
 VERDICT_MODES = ("report", "fail", "fail-inconclusive")
 #: Which tables the terminal prints: those with a criterion, or every one (the report has them all).
 TABLE_MODES = ("criteria", "all")
+#: Far more trials than any criterion needs; past it, the trials' records alone would not fit in memory.
+MAX_TRIALS = 10_000
+#: The seeds numpy's generators and the cassettes' requests take without a second thought.
+MAX_SEED = 2**32 - 1
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -154,6 +158,9 @@ class Settings:
     def from_config(cls, config: pytest.Config) -> Settings:
         def value(name: str):
             cli = config.getoption(f"gaamas_{name}")
+            if cli == "" or (isinstance(cli, list) and "" in cli):  # an unset variable, most often: nothing would be written
+                flag = f"--gaamas-{name.replace('_', '-')}"
+                raise pytest.UsageError(f"{flag} is given empty (an unset variable?): give it a value, or leave the option out")
             if cli is not None and cli is not False and cli != []:  # 0 is a value, not an absence
                 return cli
             ini = config.getini(f"gaamas_{name}")
@@ -190,7 +197,8 @@ class Settings:
                 raise pytest.UsageError(f"{flag} must be {wanted}, got {found}")
             return found
 
-        trials = bounded("trials", int, 1)
+        trials = bounded("trials", int, 1, MAX_TRIALS)
+        seed = bounded("seed", int, 0, MAX_SEED)
         concurrency = bounded("concurrency", int, 1, 256)
         max_tokens = bounded("max_tokens", int, 16)
         max_requests = bounded("max_requests", int, 1)
@@ -247,7 +255,7 @@ class Settings:
         settings = cls(
             models=models,
             trials=trials,
-            seed=number("seed", int) or 0,
+            seed=seed or 0,
             temperature=temperature,
             record=record,
             json_path=Path(json_path) if json_path else None,
