@@ -153,6 +153,9 @@ class Table:
     labels: int = 1
     #: Whether a score of the table carries a verdict: the terminal prints such tables by default.
     judged: bool = False
+    #: How the verdicts were reached beyond the criteria: the intervals widened to the table's family,
+    #: what a cell at chance was shown within.
+    notes: tuple[str, ...] = ()
 
     def render(self, width: int = TABLE_WIDTH) -> str:
         """The table within ``width`` columns where it can be, no value ever split over two lines.
@@ -166,7 +169,8 @@ class Table:
         text = _fitted(rows, headers, width)
         if _width(text) > width and len(headers) > self.labels + 1:
             text = "\n\n".join(_fitted(_columns(rows, part), _columns([headers], part)[0], width) for part in self._parts(rows, headers, width))
-        notes = [inert.terminal(f"met when: {c}") for c in self.criteria] + [inert.terminal(f"source: {s}") for s in self.sources]
+        notes = [inert.terminal(f"met when: {c}") for c in self.criteria] + [inert.terminal(n) for n in self.notes]
+        notes += [inert.terminal(f"source: {s}") for s in self.sources]
         wrapped = [textwrap.fill(note, width, subsequent_indent="    ") for note in notes]
         return "\n".join([text, *wrapped])
 
@@ -371,9 +375,21 @@ def build_tables(
                 sources=tuple(f"{r.label}: {r.source}" for r in reference_rows),
                 labels=2 + len(row_labels),
                 judged=any(s.verdict is not None for s in items),
+                notes=_how_judged(items),
             )
         )
     return tables
+
+
+def _how_judged(scores: Sequence[Score]) -> tuple[str, ...]:
+    """What the table's intervals were widened to before they were judged, where they were (the table
+    shows the 95% intervals, and a reader comparing one with its threshold must know), and what a
+    cell at chance was shown within."""
+    widened = sorted({(s.adjusted["family"], s.adjusted["confidence"]) for s in scores if s.adjusted and "confidence" in s.adjusted})
+    chances = sorted({(s.adjusted["chance"], s.adjusted["chance_margin"]) for s in scores if s.adjusted and "chance" in s.adjusted})
+    return tuple(f"judged on the interval widened to {confidence:.2%} from its sample, the {family} cells of the table being one "
+                 "family for each model (Bonferroni); the table shows the 95% one" for family, confidence in widened) + tuple(
+        f"at chance (not met): the 90% interval within {chance:.3g} +- {margin:.3g}, two one-sided tests" for chance, margin in chances)  # fmt: skip
 
 
 def dollars_summary(values: Sequence[float], mean: Estimate) -> tuple[str, str, str]:

@@ -191,7 +191,7 @@ def _table(table: Table, references: Mapping[tuple[str, str], Any]) -> str:
             css = _css(value) if header == "verdict" and value in VERDICT_WORDS else "num" if keep_whole else ""
             cells.append(f'<td class="{css}">{_e(value)}</td>' if css else f"<td>{_e(value)}</td>")
         body.append(f'<tr class="reference">{"".join(cells)}</tr>' if is_reference else f"<tr>{''.join(cells)}</tr>")
-    notes = [f"<li>met when: {_e(c)}</li>" for c in table.criteria]
+    notes = [f"<li>met when: {_e(c)}</li>" for c in table.criteria] + [f"<li>{_e(n)}</li>" for n in table.notes]
     for label in (row[0] for row in table.rows if (table.title, row[0]) in references):
         ref = references[(table.title, label)]
         status = ref.status.split()[0] if ref.status else ""

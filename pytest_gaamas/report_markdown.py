@@ -64,7 +64,8 @@ def render(log: RunLog) -> str:
 def _table(table) -> list[str]:
     lines = [f"## {inert.markdown(table.title)}", "", tabulate([[inert.markdown(v) for v in row] for row in table.rows],
              headers=[inert.markdown(h) for h in table.headers], tablefmt="github", disable_numparse=True), ""]  # fmt: skip
-    return lines + [f"- met when: {inert.markdown(c)}" for c in table.criteria] + [f"- source: {inert.markdown(s)}" for s in table.sources] + [""]
+    lines += [f"- met when: {inert.markdown(c)}" for c in table.criteria] + [f"- {inert.markdown(n)}" for n in table.notes]
+    return lines + [f"- source: {inert.markdown(s)}" for s in table.sources] + [""]
 
 
 def _findings(all_findings) -> list[str]:
