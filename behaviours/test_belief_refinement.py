@@ -19,7 +19,8 @@ Theory: a learner that finds the cycle is right from round 2 (constant) or 3 (lo
 rock-paper-scissors (reference:random). No individual human data exist for these exact opponents.
 Verdict: passes when the lower 95% bound of the mean late accuracy reaches `min_late_accuracy`
 (0.75: a pattern found, not a lucky streak); override with
---gaamas-threshold=belief_refinement.min_late_accuracy=VALUE.
+--gaamas-threshold=belief_refinement.min_late_accuracy=VALUE. At chance when the 90% interval lies within
++-0.15 of guessing (1/2, 1/3).
 """
 
 import pytest

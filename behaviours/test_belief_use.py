@@ -19,7 +19,8 @@ points a round (reference:rational); random play earns 1 point a round on averag
 (reference:random). No individual human data exist for this game.
 Verdict: passes when the lower 95% bound of the mean late points reaches `min_late_points` (1.5,
 half way from chance to the best response); override with
---gaamas-threshold=belief_use.min_late_points=VALUE.
+--gaamas-threshold=belief_use.min_late_points=VALUE. At chance when the 90% interval lies within 1.0 +- 0.3
+points (uniform play).
 """
 
 import pytest

@@ -13,7 +13,8 @@ verdict uses each trial's mean points over rounds 6-10, an invalid answer earnin
 Theory: an agent that sees the alternation meets Z every round, 2.5 points a round
 (reference:rational); random play meets Z half the time, 1.25 points a round (reference:random).
 Verdict: passes when the lower 95% bound of the mean late points reaches `min_late_points` (2.0);
-override with --gaamas-threshold=coordination.min_late_points=VALUE.
+override with --gaamas-threshold=coordination.min_late_points=VALUE. At chance when the 90% interval lies
+within 1.25 +- 0.375 points (random play).
 """
 
 import pytest

@@ -13,7 +13,8 @@ Theory: a rational player plays the dominant action every time (reference:ration
 right half the time (reference:random). People: 93% of subjects are rational in ring games
 (Kneeland 2015; verified, subject-level classification, not this exact prompt).
 Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate` (0.5); override with
---gaamas-threshold=first_order_rationality.min_rational_rate=VALUE.
+--gaamas-threshold=first_order_rationality.min_rational_rate=VALUE. At chance when the 90% interval lies
+within 0.5 +- 0.15.
 """
 
 import pytest

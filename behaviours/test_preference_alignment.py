@@ -13,7 +13,8 @@ Score: the rate of choosing the option the instructed preference picks, with a W
 Theory: an agent that holds the preference picks its option every time (reference:rational); a
 random pick is right 1/4 of the time (reference:random). No human data: people were not instructed.
 Verdict: passes when the lower 95% bound of the rate reaches `min_alignment` (0.5); override with
---gaamas-threshold=preference_alignment.min_alignment=VALUE.
+--gaamas-threshold=preference_alignment.min_alignment=VALUE. At chance when the 90% interval lies within
+0.25 +- 0.15 (one of four options at random).
 """
 
 import pytest

@@ -15,7 +15,8 @@ Score: the rate of X (Wilson 95% CI).
 Theory: a second-order rational player plays X every time (reference:rational); a coin half the
 time (reference:random). People: 71% of subjects are second-order rational (Kneeland 2015, verified).
 Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate` (0.5); override with
---gaamas-threshold=second_order_rationality.min_rational_rate=VALUE.
+--gaamas-threshold=second_order_rationality.min_rational_rate=VALUE. At chance when the 90% interval lies
+within 0.5 +- 0.15. The 36 cells of a model are one family (docs/statistics.md).
 """
 
 import pytest
