@@ -33,8 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         "and write how many of each table's cells each earned 'met' per run, and in how many runs any did.",
     )  # fmt: skip
     null.add_argument("files", nargs="*", type=Path, metavar="FILE", help="behaviour files (default: behaviours/test_*.py)")
-    null.add_argument("--agent", action="append", metavar="SPEC", help="a null agent (repeatable; default: reference:random)")
-    null.add_argument("--seeds", type=int, default=20, metavar="N", help="seeded runs, seeds 1..N (default: 20)")
+    null.add_argument("--agent", action="append", metavar="SPEC",
+                      help="a null agent, played at seeds 1..N (repeatable; default: the shipped figures' plan: reference:random "
+                      "at 20 seeds, blind coins at 5, the other blind agents at 3)")  # fmt: skip
+    null.add_argument("--seeds", type=int, default=20, metavar="N", help="with --agent: seeded runs, seeds 1..N (default: 20)")
     null.add_argument("--workers", type=int, default=2, metavar="N", help="pytest-xdist workers per run (default: 2)")
     null.add_argument("-o", "--output", type=Path, default=Path("null_met.json"), metavar="PATH", help="where to write them")
     arguments = parser.parse_args(argv)
@@ -65,10 +67,10 @@ def _null_rates(arguments: argparse.Namespace) -> int:
         print("gaamas: null-rates needs behaviour files (or a behaviours/ folder here) and 1 to 1000 seeds", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    rates = null_runs.measure(files, tuple(arguments.agent or null_runs.DEFAULT_AGENTS), range(1, arguments.seeds + 1),
-                              workers=arguments.workers, progress=lambda line: print(terminal(f"gaamas: null-rates: {line}")))
+    plan = {agent: tuple(range(1, arguments.seeds + 1)) for agent in arguments.agent} if arguments.agent else null_runs.SHIPPED_PLAN
+    rates = null_runs.measure(files, plan, workers=arguments.workers, progress=lambda line: print(terminal(f"gaamas: null-rates: {line}")))
     write_atomically(arguments.output, (json.dumps(rates.to_json(), indent=1) + "\n").encode(), what="null rates")
-    print(terminal(f"gaamas: wrote {arguments.output}: {len(rates.tables)} tables, {arguments.seeds} seeds, "
+    print(terminal(f"gaamas: wrote {arguments.output}: {len(rates.tables)} tables, {len(rates.seeds)} seeds, "
                    f"{time.perf_counter() - started:.0f} s"))
     return 0
 

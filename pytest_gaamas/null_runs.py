@@ -26,11 +26,17 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = 1
-#: What the shipped figures were measured with: the coin, and blind agents that lean on each part of
-#: a prompt's surface a shortcut could use (a constant across the range, an option by its place, a
-#: label by its spelling, what the question names first or last, a biased coin).
-DEFAULT_AGENTS = ("reference:random",)
-DEFAULT_SEEDS = tuple(range(1, 21))
+#: The shipped figures' plan: the coin at 20 seeds; blind agents that flip coins at 5; blind agents
+#: whose every answer is fixed by the request (a constant across the range, an option by its place,
+#: a label, what the prompt names or numbers first or last) at 3, as the games' counterbalancing
+#: draws from the seed.
+SHIPPED_PLAN = {
+    "reference:random": tuple(range(1, 21)),
+    **{f"reference:blind-coin-{p}": tuple(range(1, 6)) for p in ("0.25", "0.75")},
+    **{f"reference:blind-{rule}": (1, 2, 3) for rule in (
+        "at-0", "at-0.25", "at-0.5", "at-0.75", "at-1", "option-2", "option-2-from-end", "sorts-first", "sorts-last",
+        "named-first", "named-last", "number-first", "number-last")},
+}  # fmt: skip
 SHIPPED_FILE = "null_met.json"
 
 
@@ -123,14 +129,16 @@ def tally(documents: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, T
 
 
 def measure(
-    files: Sequence[Path], agents: Sequence[str] = DEFAULT_AGENTS, seeds: Sequence[int] = DEFAULT_SEEDS, *,
-    workers: int = 2, progress=print,
+    files: Sequence[Path], plan: Mapping[str, Sequence[int]], *, workers: int = 2, progress=print,
 ) -> NullRates:  # fmt: skip
-    """Play ``files`` with every agent of ``agents`` once per seed (one pytest run a seed, offline) and
-    count the "met" verdicts of each table."""
+    """Play ``files`` offline with each agent of ``plan`` at each of its seeds (one pytest run a seed,
+    with every agent planned at that seed) and count the "met" verdicts of each table. An agent whose
+    answers draw nothing at random needs few seeds; a coin needs many."""
     documents = []
+    seeds = sorted({seed for planned in plan.values() for seed in planned})
     with tempfile.TemporaryDirectory(prefix="gaamas-null-") as folder:
         for seed in seeds:
+            agents = [agent for agent, planned in plan.items() if seed in planned]
             log = Path(folder) / f"seed-{seed}.json"
             command = [
                 sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider", f"--gaamas-seed={seed}",
@@ -141,9 +149,10 @@ def measure(
             if not log.exists():
                 raise RuntimeError(f"the null run at seed {seed} wrote no run log (exit {done.returncode}): {done.stdout[-2000:]}")
             documents.append(json.loads(log.read_text()))
-            progress(f"seed {seed}: {sum(s.get('verdict') == 'met' for s in documents[-1]['scores'])} met")
+            met = sum(s.get("verdict") == "met" for s in documents[-1]["scores"])
+            progress(f"seed {seed}: {len(agents)} agents, {met} cells met")
     tables, owner = tally(documents)
-    return NullRates(tuple(agents), tuple(seeds), tables, behaviour_digests(files), owner)
+    return NullRates(tuple(plan), tuple(seeds), tables, behaviour_digests(files), owner)
 
 
 @lru_cache(maxsize=1)
