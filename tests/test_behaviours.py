@@ -69,41 +69,9 @@ def label_blind_robustness(test_id: str) -> bool:
     return "::test_semantic_robustness[" in test_id
 
 
-#: What a shortcut agent (it never reads the game) truly has, by criterion, with why. Any other
-#: criterion it meets measures the shortcut, not the construct: a broken test.
-SHORTCUT_EXCEPTIONS = {
-    "first": {
-        "credibility": "cooperates in half the trials (the order of Cooperate and Defect is counterbalanced), "
-        "inside people's 30-60%: an average cannot tell a credible human from a coin",
-        "label-blind robustness": "never reads a label, so the labels cannot change its cooperation",
-    },
-    "last": {
-        "credibility": "cooperates in half the trials, as the first-option agent",
-        "label-blind robustness": "never reads a label, as the first-option agent",
-    },
-    "constant": {
-        "credibility, anonymised": "answers the same label every time, which means cooperate in half the trials "
-        "(which of Foo and Bar cooperates is counterbalanced): a coin's rate, inside people's range",
-        "constant split": "half the points on each asset on every budget: a constant split is GARP-consistent (CCEI 1)",
-        "always accepts": "accepts every offer, so it accepts $40, which is all the responder's criterion asks",
-        "the lake regrows": "catches the middle of the range, 15 fish, every round: a fixed harvest lasts longer where the "
-        "lake regrows faster, so its rich-lake societies outlive its harsh-lake ones; regeneration's effect on survival is "
-        "the lake's own, true of any society that does not empty it at once, and the claim is reported as such",
-    },
-}
-
-
-def shortcut_exception(agent: str, test_id: str) -> str | None:
-    """The named exception that lets shortcut ``agent`` meet the criterion of ``test_id``, or None."""
-    found = {
-        "credibility": credibility_cell(test_id),
-        "credibility, anonymised": credibility_cell(test_id) and "actions + ano" in test_id,
-        "label-blind robustness": label_blind_robustness(test_id),
-        "constant split": "::test_garp_consistency[" in test_id,
-        "always accepts": "::test_ultimatum[" in test_id and "-responder-" in test_id,
-        "the lake regrows": "::test_commons_claim[" in test_id and "regeneration" in test_id,
-    }
-    return next((name for name in SHORTCUT_EXCEPTIONS[agent] if found[name]), None)
+# What a blind agent (first, last, constant and the rest of reference.Blind) truly has, and what it
+# meets only because a design is broken, are named per construct in tests/test_blind_agents.py,
+# which holds the three played here to them.
 
 
 def human_likeness(test_id: str) -> bool:
@@ -146,20 +114,6 @@ def test_the_random_agent_fails_at_chance(workspace):
     # At 120 trials a cell the coin's rate shows itself inside people's range, and equivalent across labels.
     assert any(passed for test_id, passed in results.items() if credibility_cell(test_id) and "actions" in test_id)
     assert any(passed for test_id, passed in results.items() if label_blind_robustness(test_id))
-
-
-@pytest.mark.parametrize("agent", SHORTCUT_EXCEPTIONS)
-def test_no_agent_that_never_reads_the_game_meets_a_criterion_it_cannot_have(workspace, agent):
-    """The first listed option, the last, or the same answer every time, read from the answer's form
-    alone: every criterion met by such an agent is one of its named exceptions, and every named
-    exception is met (a stale exception would hide a criterion that a shortcut meets)."""
-    results = verdicts(reference_run(agent, workspace))
-    assert {test_id.split("/")[1].split(".py")[0].removeprefix("test_") for test_id in results} == set(BEHAVIOURS), agent
-    met = {test_id for test_id, passed in results.items() if passed}
-    unexplained = sorted(test_id for test_id in met if shortcut_exception(agent, test_id) is None)
-    assert not unexplained, f"reference:{agent} meets criteria it cannot have: {unexplained}"
-    used = {shortcut_exception(agent, test_id) for test_id in met}
-    assert used == set(SHORTCUT_EXCEPTIONS[agent]), f"reference:{agent}: named exceptions never met: {set(SHORTCUT_EXCEPTIONS[agent]) - used}"
 
 
 def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(workspace):

@@ -1,0 +1,313 @@
+"""No blind agent earns a verdict: agents that answer from the prompt's surface, never from the game,
+play every shipped behaviour, and none meets a criterion but where its construct is one a blind agent
+truly has (EXCEPTIONS, each with its reason and a positive control below) or where the design is
+known to be broken and its fix is owed (OPEN_DEFECTS, which a test keeps honest: once fixed, the
+entry must go).
+
+The family is ``reference.Blind``: a rule for options and one for numbers, each a place in a range
+(``at-Q``), a place in the list (``option-K``, from the start or the end), a label's spelling
+(``sorts-``), what the prompt writes first or last (``named-``, ``number-``), or a coin (``coin-P``).
+The panel below is its grid, small enough to play whole: the constant swept across the range, every
+kind of rule at both ends, coins of three biases, and a rule for options paired with another for
+numbers. Its cost: one run of the suite, about 7 s of CPU an agent.
+"""
+
+import json
+import random
+
+import pytest
+from conftest import BEHAVIOURS, run_behaviours_once
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_behaviours import credibility_cell, label_blind_robustness, reference_run
+
+from pytest_gaamas.games.dictator import UltimatumGame
+from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
+from pytest_gaamas.games.prisoners import VERSIONS, PrisonersDilemma
+from pytest_gaamas.models import canonical_spec, resolve
+from pytest_gaamas.models.base import slug
+from pytest_gaamas.models.reference import Blind, ReferenceAgent, Surface
+from pytest_gaamas.play import Decision, Request, play_trial
+
+#: The blind agents played here, beside ``first``, ``last`` and ``constant`` (tests/test_behaviours.py
+#: plays those three): the constant at 0.1, 0.25 and 0.75 of every range (with first's 0, constant's
+#: middle and last's 1), the second option listed, the label that sorts last (constant's sorts
+#: first), what the prompt names first and last and the first number it writes, two coins, and the
+#: first option with a quarter of every range. From either end where both differ; 14 agents cost
+#: about 90 s of CPU.
+PANEL = (
+    "blind-at-0.1", "blind-at-0.25", "blind-at-0.75", "blind-option-2", "blind-sorts-last",
+    "blind-named-first", "blind-named-last", "blind-number-first", "blind-coin-0.5", "blind-coin-0.75",
+    "blind-option-1-numbers-at-0.25",
+)  # fmt: skip
+NAMED = ("first", "last", "constant")
+
+
+#: What any blind agent truly has, by construct: (which criteria, why a blind agent has the
+#: construct, the test below that shows it has it).
+EXCEPTIONS = {
+    "a human-like average": (
+        credibility_cell,
+        "the prisoner's dilemma's Human prompt asks for cooperation inside people's 30-60%; an agent that answers by "
+        "place, by coin or by a label whose meaning is counterbalanced cooperates in about half the trials: an average "
+        "cannot tell a credible human from a coin, which is what role fidelity and payoff sensitivity are for",
+        "test_a_blind_agent_cooperates_at_people_s_average",
+    ),
+    "label-blindness": (
+        label_blind_robustness,
+        "semantic robustness asks that named and anonymised labels give the same cooperation; an agent that never reads "
+        "a label cannot be moved by one",
+        "test_a_blind_agent_cooperates_alike_under_named_and_anonymised_labels",
+    ),
+    "a constant split": (
+        lambda test_id: "::test_garp_consistency[" in test_id,
+        "half the points on each asset on every budget (numbers at the middle of their range) is a consistent choice "
+        "(CCEI 1): GARP asks for consistency, not for a response to prices",
+        "test_a_constant_split_is_garp_consistent",
+    ),
+    "accepting every offer": (
+        lambda test_id: "::test_ultimatum[" in test_id and "-responder-" in test_id,
+        "the responder's criterion asks that $40 be accepted, which an agent that accepts whatever is offered does",
+        "test_a_blind_agent_accepts_whatever_is_offered",
+    ),
+}
+
+#: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
+#: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
+OPEN_DEFECTS = {
+    "commons survival": (
+        lambda test_id: "/test_commons.py::test_commons[" in test_id,
+        "a constant catch between 4 and 8.33 fish (blind-at-0.25: 7.5; named-first and number-first on their numbers) "
+        "survives: every lake starts at 100 with the same need; issue 30 item 2, the lake's scale counterbalanced",
+    ),
+    "commons personas": (
+        lambda test_id: "::test_commons_paradox[" in test_id,
+        "a constant catch and the first name listed punished (blind-at-0.1, named-first, number-first) give 'the selfish "
+        "ask more': selfish villagers are always listed first and third; issue 30 item 2, personas and order rotated",
+    ),
+    "the lake regrows": (
+        lambda test_id: "::test_commons_claim[" in test_id and "regeneration" in test_id,
+        "a society taking the same 15 fish a round (constant, sorts-last) outlives the harsh lake in the rich "
+        "one: the claim measures the lake, not cooperation; issue 30 item 2, claims judged on what a blind society gets",
+    ),
+    "the script overstates success": (
+        lambda test_id: "::test_script_overstates_success[" in test_id,
+        "a script naming one option for both sides (named-first, named-last; a fair coin once) beats two "
+        "separate agents: one rule, not omniscience; issue 30 item 2, the difference between common and private information",
+    ),
+    "defect sorts last": (
+        lambda test_id: "::test_rational_vs_credible[" in test_id and test_id.endswith("-actions]")
+        and ("-Rational-" in test_id or "-Neutral-" in test_id),
+        "'Defect' sorts after 'Cooperate' in every trial, so the label that sorts last (blind-sorts-last) defects every "
+        "time and meets the Rational and Neutral prompts' named cells; no fix filed: the Foo/Bar cells counterbalance "
+        "the meaning, the named cells only the order",
+    ),
+}
+
+
+def explained(test_id: str, table: dict) -> str | None:
+    return next((name for name, (applies, *_) in table.items() if applies(test_id)), None)
+
+
+@pytest.fixture(scope="module")
+def played(shared_folder) -> dict[str, dict[str, bool]]:
+    """Every blind agent's verdicts, by agent: the panel in one run of the suite (models in one run
+    are judged each as in a run of its own), and the three named ones from tests/test_behaviours.py's."""
+    document = run_behaviours_once(shared_folder, "blind-agents", *(f"--gaamas-model=reference:{a}" for a in PANEL))[1]
+    runs = {agent: document for agent in PANEL} | {agent: reference_run(agent, shared_folder) for agent in NAMED}
+    return {agent: verdicts(run, agent) for agent, run in runs.items()}
+
+
+def verdicts(document: dict, agent: str) -> dict[str, bool]:
+    return {s["test_id"]: s["passed"] for s in document["scores"] if s["model"] == f"reference:{agent}" and s["passed"] is not None}
+
+
+def met(played: dict[str, dict[str, bool]]) -> dict[str, list[str]]:
+    return {agent: sorted(test_id for test_id, passed in results.items() if passed) for agent, results in played.items()}
+
+
+def test_no_blind_agent_meets_a_criterion_outside_the_exceptions_and_the_open_defects(played):
+    unexplained = {}
+    for agent, results in played.items():
+        assert {test_id.split("/")[1].split(".py")[0].removeprefix("test_") for test_id in results} == set(BEHAVIOURS), agent
+        found = [t for t in met(played)[agent] if explained(t, EXCEPTIONS) is None and explained(t, OPEN_DEFECTS) is None]
+        if found:
+            unexplained[agent] = found
+    assert not unexplained, "blind agents meet criteria they cannot have:\n" + json.dumps(unexplained, indent=1)
+
+
+def test_every_exception_is_met_by_some_blind_agent(played):
+    """A stale exception would hide a criterion a blind agent meets."""
+    used = {explained(t, EXCEPTIONS) for tests in met(played).values() for t in tests}
+    assert set(EXCEPTIONS) <= used, f"exceptions no blind agent needs: {set(EXCEPTIONS) - used}"
+
+
+def test_the_open_defects_are_still_open(played):
+    """Each open defect is still met by some blind agent; one that is not has been fixed, and its entry goes."""
+    open_now = {explained(t, OPEN_DEFECTS) for tests in met(played).values() for t in tests}
+    assert set(OPEN_DEFECTS) <= open_now, f"fixed: remove from OPEN_DEFECTS {set(OPEN_DEFECTS) - open_now}"
+
+
+# The positive controls: each exception's construct, shown in the game itself.
+
+
+def cooperation(game: PrisonersDilemma, agent: str, trials: int = 120) -> list[bool]:
+    return [play_trial(game, ReferenceAgent(agent), t, seed=0, temperature=0.7).outcome["cooperated"] for t in range(trials)]
+
+
+@pytest.mark.parametrize("agent", ["first", "blind-option-2", "blind-named-first"])
+def test_a_blind_agent_cooperates_at_people_s_average(agent):
+    for version in VERSIONS:
+        cooperated = cooperation(PrisonersDilemma(version, "Human", "named"), agent)
+        assert sum(cooperated) / len(cooperated) == 0.5, version  # the order is counterbalanced: inside 0.30-0.60
+
+
+@pytest.mark.parametrize("agent", ["first", "last", "blind-at-0.75", "blind-coin-0.75"])
+def test_a_blind_agent_cooperates_alike_under_named_and_anonymised_labels(agent):
+    for version in VERSIONS:
+        named, anonymised = (cooperation(PrisonersDilemma(version, "Human", labels), agent) for labels in ("named", "anonymised"))
+        assert abs(sum(named) - sum(anonymised)) / len(named) < 0.2, version  # the criterion's margin; a coin's draws differ
+
+
+def test_a_constant_split_is_garp_consistent():
+    game = PortfolioGame(sample_subjects(5, 0))
+    for trial in range(5):
+        outcome = play_trial(game, ReferenceAgent("blind-at-0.5"), trial, seed=0, temperature=0.0).outcome
+        assert outcome["valid"] and outcome["ccei"] == 1.0  # half the points on each asset, every budget
+
+
+def test_a_blind_agent_accepts_whatever_is_offered():
+    game = UltimatumGame("responder")
+    accepted = [play_trial(game, ReferenceAgent("constant"), t, seed=0, temperature=0.7).outcome["accepted"] for t in range(30)]
+    assert all(accepted)  # "accept" sorts before "reject", whichever is listed first
+    decision = game.play(0).send(None)
+    for offer in (1, 40, 99):  # whatever the text offers
+        surface = Surface(decision.messages[-1]["content"].replace("$40", f"${offer}"))
+        assert Blind.parse("constant").answer(decision.schema, surface, random.Random(0)) == {"decision": "accept"}
+
+
+# The family itself.
+
+RULES = st.one_of(
+    st.builds(lambda q: f"at-{q}", st.sampled_from(["0", "0.1", "0.25", "0.333", "0.5", "0.75", "1"])),
+    st.builds(lambda p: f"coin-{p}", st.sampled_from(["0", "0.25", "0.5", "0.9", "1"])),
+    st.builds(lambda k, end: f"option-{k}{end}", st.integers(1, 5), st.sampled_from(["", "-from-end"])),
+    st.builds(lambda reading, end: f"{reading}-{end}", st.sampled_from(["sorts", "named", "number"]), st.sampled_from(["first", "last"])),
+)
+SPECS = st.one_of(
+    st.builds(lambda rule: f"blind-{rule}", RULES),
+    st.builds(lambda options, numbers: f"blind-{options}-numbers-{numbers}", RULES, RULES),
+    st.sampled_from(NAMED),
+)
+
+
+def old_shortcut_answer(schema, kind):
+    """The three shortcut agents as they were before the family: first, last, constant."""
+    if "enum" in schema:
+        options = list(schema["enum"])
+        return {"first": options[0], "last": options[-1], "constant": min(options, key=str)}[kind]
+    kind_of = schema.get("type")
+    if kind_of == "object":
+        return {name: old_shortcut_answer(spec, kind) for name, spec in schema.get("properties", {}).items()}
+    if kind_of == "array":
+        count = schema.get("minItems", 0) if kind != "last" else schema.get("maxItems", schema.get("minItems", 0))
+        return [old_shortcut_answer(schema.get("items", {}), kind) for _ in range(count)]
+    if kind_of in ("number", "integer"):
+        low = schema.get("minimum", 0)
+        high = schema.get("maximum", low)
+        value = {"first": low, "last": high, "constant": (low + high) / 2}[kind]
+        return int(value) if kind_of == "integer" else value
+    if kind_of == "boolean":
+        return kind != "last"
+    return ""
+
+
+LABELS = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij0123456789 ", min_size=1, max_size=8)
+LEAVES = st.one_of(
+    st.builds(lambda options: {"type": "string", "enum": options}, st.lists(LABELS, min_size=1, max_size=5, unique=True)),
+    st.builds(lambda kind, low, span: {"type": kind, "minimum": low, "maximum": low + span},
+              st.sampled_from(["number", "integer"]), st.integers(-5, 50), st.integers(0, 100)),
+    st.just({"type": "boolean"}),
+    st.just({"type": "string", "maxLength": 80}),
+)
+SCHEMAS = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(
+        st.builds(lambda fields: {"type": "object", "properties": fields}, st.dictionaries(st.sampled_from("abcde"), inner, max_size=3)),
+        st.builds(lambda item, fewest, more: {"type": "array", "items": item, "minItems": fewest, "maxItems": fewest + more},
+                  inner, st.integers(0, 3), st.integers(0, 2)),
+    ),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(SCHEMAS, st.sampled_from(NAMED))
+def test_first_last_and_constant_answer_as_before_the_family(schema, kind):
+    assert Blind.parse(kind).answer(schema, Surface("any text, 3 and 7"), random.Random(1)) == old_shortcut_answer(schema, kind)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(SPECS, SCHEMAS, st.text(max_size=60), st.integers(0, 2**32))
+def test_a_blind_agent_answers_any_form_within_it_from_the_surface_alone(spec, schema, text, seed):
+    """Every spelling is a reference agent whose name is its own file name and test id; its answer is
+    one the form allows, and the same for the same surface and draws, whatever else differs."""
+    assert canonical_spec(f"reference:{spec}") == f"reference:{spec}"
+    assert resolve(f"reference:{spec}").test_id == slug(f"reference-{spec}") == f"reference-{spec}"
+    blind = Blind.parse(spec)
+    answer = blind.answer(schema, Surface(text), random.Random(seed))
+    assert answer == blind.answer(schema, Surface(text), random.Random(seed))
+    assert allowed(answer, schema), (answer, schema)
+
+
+def allowed(answer, schema) -> bool:
+    if "enum" in schema:
+        return answer in schema["enum"]
+    kind = schema.get("type")
+    if kind == "object":
+        return set(answer) == set(schema["properties"]) and all(allowed(answer[k], s) for k, s in schema["properties"].items())
+    if kind == "array":
+        return schema["minItems"] <= len(answer) <= schema["maxItems"] and all(allowed(a, schema["items"]) for a in answer)
+    if kind in ("number", "integer"):
+        return schema["minimum"] <= answer <= schema["maximum"] and (kind == "number" or isinstance(answer, int))
+    if kind == "boolean":
+        return isinstance(answer, bool)
+    return answer == ""
+
+
+@pytest.mark.parametrize("spec", ["blind-at-1.5", "blind-option-0", "blind-coin", "blind-sorts-middle", "blind-at-0.5-numbers-", "blind-"])
+def test_a_misspelt_blind_agent_is_refused(spec):
+    from pytest_gaamas.models import SpecError
+
+    with pytest.raises(SpecError, match="blind-RULE"):
+        canonical_spec(f"reference:{spec}")
+
+
+def test_the_surface_rules_read_the_prompt():
+    surface = Surface("Choose Bar or Foo: Foo pays 3, Bar pays 12.5; say Foo.")
+    options = ["Foo", "Bar", "Baz"]
+    assert Blind.parse("blind-named-first").options.option(options, surface, random.Random(0)) == "Bar"
+    assert Blind.parse("blind-named-last").options.option(options, surface, random.Random(0)) == "Foo"
+    assert Blind.parse("blind-number-first").numbers.number(0, 10, surface, random.Random(0)) == 3
+    assert Blind.parse("blind-number-last").numbers.number(0, 10, surface, random.Random(0)) == 10  # 12.5, held in the range
+    assert Blind.parse("blind-number-last").options.option(["3", "12.5"], surface, random.Random(0)) == "12.5"
+    assert Blind.parse("blind-at-0.5").options.option(options, surface, random.Random(0)) == "Bar"
+    assert Blind.parse("blind-option-2-from-end").options.option(options, surface, random.Random(0)) == "Bar"
+    assert Blind.parse("blind-sorts-last").options.option(options, surface, random.Random(0)) == "Foo"
+    coin = Blind.parse("blind-coin-0.75").options
+    firsts = sum(coin.option(options, surface, rng) == "Foo" for rng in map(random.Random, range(2000)))
+    assert 0.72 < firsts / 2000 < 0.78
+
+
+def test_reference_draws_differ_between_cells_that_share_a_trial():
+    """Two cells whose requests share the run's, the trial's and the round's seed draw apart: the
+    cell is in the seed, for reference:random and for a blind agent's coin."""
+    games = [PrisonersDilemma(version, "Human", "named") for version in VERSIONS]
+    random_agent = ReferenceAgent("random")
+    draws = {tuple(play_trial(game, random_agent, t, seed=0, temperature=0.7).outcome["cooperated"] for t in range(60)) for game in games}
+    assert len(draws) == len(games)
+    coin = ReferenceAgent("blind-coin-0.5")
+    decision = Decision(({"role": "user", "content": "a or b?"},), {"type": "object", "properties": {"x": {"enum": ["a", "b"]}}},
+                        lambda reply: reply, {})  # fmt: skip
+    tosses = {tuple(coin.reply(Request(decision, game, seed, 0.7)) for seed in range(60)) for game in games}
+    assert len(tosses) == len(games)
