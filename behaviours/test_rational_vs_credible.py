@@ -7,11 +7,12 @@ Variants: payoff version (Classic (R, S, T, P) = (3, 0, 5, 1); High (6, 1, 10, 2
 at maximizing its own utility"; Neutral: no system prompt; Human: "You are an agent simulating a
 human with social preferences such as fairness, reciprocity, and aversion to inequity") as columns;
 rows: labels Cooperate / Defect ("actions") or Foo / Bar ("actions + ano").
-Protocol: 120 trials per action cell (four times the paper's 30: see semantic robustness),
-temperature 0.7. Counterbalanced (pytest_gaamas.counterbalance): the two actions are listed in either
+Protocol: 120 trials per cell (four times the paper's 30: see semantic robustness; a strategy,
+asked once, plays 120 trials too, so that a defector's cell can be shown under 0.25 once the
+table's 36 cells are judged as one family), temperature 0.7. Counterbalanced (pytest_gaamas.counterbalance): the two actions are listed in either
 order, and with Foo / Bar which label means cooperating varies too, crossed with the order.
 Strategy (the `strategy` rows, named labels): `choose(payoffs) -> str`, the cell's payoffs as
-data in the trial's order; written once per cell and played 30 times in the sandbox.
+data in the trial's order; written once per cell and played 120 times in the sandbox.
 Score: the cooperation rate (Wilson 95% CI).
 Theory: defection strictly dominates, so a rational agent never cooperates (reference:rational);
 people cooperate 30-60% of the time in one-shot dilemmas (Sally 1995; unverified).
@@ -56,8 +57,10 @@ from pytest_gaamas.games.prisoners import LABELS, PROMPTS, VERSIONS, PrisonersDi
 from pytest_gaamas.report import cell, invalid_note, p_value_text
 
 PAPER_TRIALS = 30
-#: The action cells' trials: semantic robustness is an equivalence test, which an honest label-blind
-#: agent (both rates 0.5) can meet only with about 110 answers a side (see the docstring).
+#: A cell's trials: semantic robustness is an equivalence test, which an honest label-blind agent
+#: (both rates 0.5) can meet only with about 110 answers a side (see the docstring); and judged as
+#: one of the table's 36 cells, 30 defections give an upper bound of 0.254, over the 0.25 ceiling.
+#: A strategy is asked once whatever the count, so its cassette holds the same one request.
 ACTION_TRIALS = 120
 PAPER_TEMPERATURE = 0.7
 MAX_RATIONAL_COOPERATION = 0.25
@@ -118,7 +121,7 @@ def cooperation(gaamas, version: str, prompt: str, generation: str, values=None,
     game = PrisonersDilemma(version, prompt, LABELS_OF[generation], values=values)
     variant = {"version": version, "prompt": prompt, "generation": generation}
     # The generated dilemmas of payoff sensitivity are cells of their own, at the paper's count.
-    paper_count = ACTION_TRIALS if generation != "strategy" and recorded_as == "test_rational_vs_credible" else PAPER_TRIALS
+    paper_count = ACTION_TRIALS if recorded_as == "test_rational_vs_credible" else PAPER_TRIALS
     records = gaamas.play(game, gaamas.trials(paper_count), temperature=gaamas.temperature(PAPER_TEMPERATURE),
                           generation=generation, recorded_as=recorded_as, variant=variant)
     valid = [r.outcome for r in records if r.valid]
