@@ -251,13 +251,25 @@ def _shared_compacted(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+#: How far sharing may expand a trial's messages: a conversation of R rounds resends about R/2
+#: messages a round, so R = 100 expands some fifty-fold; a file whose rounds each share all the
+#: previous one's (15,000 rounds, a billion messages) would fill the memory of whoever reads it.
+MAX_EXPANSION = 100
+MIN_EXPANDED = 10_000
+
+
 def _shared_expanded(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    stored = sum(len(r.get("messages", [])) if isinstance(r.get("messages"), list) else 0 for r in rounds)
+    bound, expanded = max(MIN_EXPANDED, MAX_EXPANSION * stored), 0
     for index, round_ in enumerate(rounds):
         earlier, shared = round_.get("shared", (None, 0))
         if shared and not (type(earlier) is int and 0 <= earlier < index and type(shared) is int
                            and 0 < shared <= len(out[earlier]["messages"])):  # fmt: skip
             raise ValueError(f"round {index} shares {shared!r} messages with round {earlier!r}, which it cannot")
+        expanded += shared + len(round_.get("messages", []))
+        if expanded > bound:
+            raise ValueError(f"its rounds share messages {expanded:,} times over, past {bound:,}: no conversation this suite records")
         messages = (out[earlier]["messages"][:shared] if shared else []) + list(round_.get("messages", []))
         out.append({**{k: v for k, v in round_.items() if k != "shared"}, "messages": messages})
     return out

@@ -463,6 +463,22 @@ def _report_or_one_line(path: Path, out: Path) -> tuple[int, str]:
     return code, errors
 
 
+def test_a_run_log_whose_rounds_each_share_the_last_is_refused_in_one_line_not_expanded(small_run_log, tmp_path):
+    """15,000 rounds, each sharing every message of the one before: a few hundred kilobytes on disk,
+    a billion messages once expanded."""
+    document = copy.deepcopy(small_run_log)
+    play = next(iter(document["plays"].values()))
+    rounds = [{"seed": 1, "messages": [{"role": "user", "content": "x"}], "reply": "", "valid": False, "value": None, "reason": "r"}]
+    rounds += [{**rounds[0], "messages": [{"role": "user", "content": "x"}], "shared": [i, i + 1]} for i in range(15_000)]
+    play["trials"][0]["rounds"] = rounds
+    path = tmp_path / "shared.json"
+    path.write_text(json.dumps(document))
+    code, said = _report_or_one_line(path, tmp_path)
+    assert code == 2 and said.startswith(f"gaamas: {path}: ") and said.count("\n") == 1 and "share messages" in said, said
+    with pytest.raises(compare.CompareError, match="share messages"):
+        compare.load_run(str(path), tmp_path)
+
+
 def test_a_run_log_whose_figure_a_renderer_cannot_draw_is_one_line_not_a_crash(small_run_log, tmp_path):
     """Limits of +-1.7e308 (or a reference line at 1e300) are numbers JSON holds and no plot can draw."""
     where = next((i, j) for i, score in enumerate(small_run_log["scores"]) for j, figure in enumerate(score.get("figures") or [])
