@@ -33,8 +33,7 @@ from pytest_gaamas.play import Decision, Request, play_trial
 #: plays those three): the constant at 0.1, 0.25 and 0.75 of every range (with first's 0, constant's
 #: middle and last's 1), the second option listed, the label that sorts last (constant's sorts
 #: first), what the prompt names first and last and the first number it writes, two coins, and the
-#: first option with a quarter of every range. From either end where both differ; 14 agents cost
-#: about 90 s of CPU.
+#: first option with a quarter of every range: 11 agents, about 90 s of CPU in one run.
 PANEL = (
     "blind-at-0.1", "blind-at-0.25", "blind-at-0.75", "blind-option-2", "blind-sorts-last",
     "blind-named-first", "blind-named-last", "blind-number-first", "blind-coin-0.5", "blind-coin-0.75",
