@@ -162,3 +162,36 @@ def shipped() -> NullRates | None:
     if not path.is_file():
         return None
     return NullRates.from_json(json.loads(path.read_text()))
+
+
+def for_tables(titles: Iterable[str], digests: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The shipped figures of the tables ``titles``, as a run log keeps them, each marked stale where
+    its behaviour's file (``digests``: behaviour -> digest of the file this run played) has changed."""
+    rates = shipped()
+    if rates is None:
+        return {}
+    found = {}
+    for title in titles:
+        per_agent = rates.tables.get(title)
+        if per_agent:
+            behaviour = rates.table_behaviour.get(title, "")
+            found[title] = {"agents": {agent: vars(f) for agent, f in sorted(per_agent.items())},
+                            "stale": rates.stale(behaviour, digests.get(behaviour))}  # fmt: skip
+    return found
+
+
+def note(entry: Mapping[str, Any]) -> str:
+    """A table's figures in words, under it: the coin's, and the most any blind agent earned."""
+    agents = entry["agents"]
+
+    def said(agent: str) -> str:
+        f = agents[agent]
+        return f"{f['met_per_run']:.2g} a run (in {f['runs_with_met']} of {f['runs']} runs)"
+
+    parts = [f"reference:random {said('reference:random')}"] if "reference:random" in agents else []
+    blind = [a for a in agents if a != "reference:random"]
+    if blind:
+        worst = max(blind, key=lambda a: (agents[a]["met_per_run"], a))
+        parts.append(f"of {len(blind)} blind agents, at most {said(worst)}, {worst.removeprefix('reference:')}")
+    stale = "; measured before this behaviour last changed: measure again with python -m pytest_gaamas null-rates"
+    return "met without reading the game, in seeded null runs: " + "; ".join(parts) + (stale if entry.get("stale") else "")

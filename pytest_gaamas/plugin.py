@@ -7,6 +7,7 @@ A suite that requests neither ``gaamas`` nor ``gaamas_model`` sees no trace of t
 from __future__ import annotations
 
 import collections
+import functools
 import importlib
 import json
 import math
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from . import beside_pytest_recording  # noqa: F401  (first: before anything imports vcrpy)
-from . import cassettes, compare, inert, runlog
+from . import cassettes, compare, inert, null_runs, runlog
 from .cassettes import write_atomically
 from .errors import UnwritableOutput, VerdictNotMet
 from .experiment import RECORDED_PROPERTY, Experiment, recorded_model
@@ -189,7 +190,7 @@ class GaamasSession:
             self._say_usage(terminalreporter)
             return
         width = min(terminalreporter._tw.fullwidth, TABLE_WIDTH) if terminalreporter.isatty else TABLE_WIDTH
-        tables = build_tables(self.collected.scores, self.collected.references, self.settings.models)
+        tables = build_tables(self.collected.scores, self.collected.references, self.settings.models, self.null_rates)
         shown = [table for table in tables if table.judged or self.settings.tables == "all"]
         for table in shown:
             terminalreporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
@@ -439,25 +440,29 @@ class GaamasSession:
             f"them); {len(moved) or 'nothing'} changed" + ("" if moved else ", nothing to show")
         )
         self.compare_notes += compare.verdict_changes(self.changes)
-        dropped = [c for c in self.changes if c.dropped]
-        if dropped:
-            self.compare_notes += [
-                f"DROP {c.behaviour} {c.cell} ({c.models}): {c.old.score:.3g} -> {c.new.score:.3g}, worse by "
-                f"{c.worse_by:.3g} > allowed {c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}"
-                for c in dropped
-            ]
+        self.compare_notes += compare.regressions(self.changes)
+        if compare.failed(self.changes):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif settings.allowed_drops:
-            self.compare_notes.append("no cell dropped significantly by more than allowed")
+            self.compare_notes.append("no cell dropped significantly by more than allowed, nor lost its answers")
+
+    @functools.cached_property
+    def null_rates(self) -> dict:
+        """What agents that never read the game earn in this run's tables (the shipped figures), each
+        marked stale where the behaviour file this run played has changed since they were measured."""
+        files = {Path(self.config.rootpath) / s.test_id.split("::")[0] for s in self.collected.scores}
+        digests = null_runs.behaviour_digests(path for path in files if path.is_file())
+        return null_runs.for_tables({s.table for s in self.collected.scores}, digests)
 
     def _document(self) -> dict:
         collected = self.collected
         return runlog.document(
             run=run_provenance(self, finished=datetime.now(timezone.utc)),
             collector=collected,
-            tables=[t.to_json() for t in build_tables(collected.scores, collected.references, self.settings.models)],
+            tables=[t.to_json() for t in build_tables(collected.scores, collected.references, self.settings.models, self.null_rates)],
             outcomes=self.outcomes,
             findings=self.findings,
+            null_rates=self.null_rates,
         )
 
     def _write(self, session: pytest.Session, path: Path, document: dict) -> bool:

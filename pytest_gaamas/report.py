@@ -6,14 +6,14 @@ import math
 import re
 import statistics
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from . import inert
+from . import inert, null_runs
 from .figures import Figure
 from .stats import Estimate
 from .verdicts import Verdict
@@ -327,10 +327,12 @@ def generation_rank(generation: str) -> tuple[int, str]:
 
 
 def build_tables(
-    scores: Iterable[Score], references: Iterable[ReferenceRow], model_order: Sequence[str]
-) -> list[Table]:
+    scores: Iterable[Score], references: Iterable[ReferenceRow], model_order: Sequence[str],
+    null_rates: Mapping[str, Any] | None = None,
+) -> list[Table]:  # fmt: skip
     """One table per title; rows model x generation (x the behaviour's own row labels) in a fixed
-    order, so -n 2 prints the same."""
+    order, so -n 2 prints the same. ``null_rates`` (the run log's): what agents that never read the
+    game earn in each table, said under it."""
     by_title: dict[str, list[Score]] = {}
     for score in scores:
         by_title.setdefault(score.table, []).append(score)
@@ -375,7 +377,7 @@ def build_tables(
                 sources=tuple(f"{r.label}: {r.source}" for r in reference_rows),
                 labels=2 + len(row_labels),
                 judged=any(s.verdict is not None for s in items),
-                notes=_how_judged(items),
+                notes=_how_judged(items) + ((null_runs.note(null_rates[title]),) if null_rates and title in null_rates else ()),
             )
         )
     return tables

@@ -67,7 +67,7 @@ nav ul{columns:3;font-size:13px}
 
 def render(log: RunLog) -> str:
     """The report of ``log``, as one HTML document."""
-    tables = build_tables(log.scores, log.references, [m.get("model", "") for m in log.run.get("models", [])])
+    tables = build_tables(log.scores, log.references, [m.get("model", "") for m in log.run.get("models", [])], log.null_rates)
     behaviours = list(dict.fromkeys(s.behaviour for s in sorted(log.scores, key=lambda s: s.test_id)))
     drawn = drawing.draw_run(log.scores, [m.get("model", "") for m in log.run.get("models", [])])
     title_of = {}

@@ -38,7 +38,7 @@ def render(log: RunLog) -> str:
     if log.comparison:
         lines += _comparison(log.comparison)
     findings = _findings(log.findings)
-    tables = build_tables(log.scores, log.references, models)
+    tables = build_tables(log.scores, log.references, models, log.null_rates)
     # The findings are what a reader acts on: when the whole would not fit a pull-request comment,
     # the tables that do not fit are named and left to the HTML report, and the findings stay.
     room = MARKDOWN_LIMIT - len("\n".join(lines + findings)) - 2_000

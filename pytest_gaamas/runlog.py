@@ -73,7 +73,7 @@ from .errors import UnreadableFile
 from .report import ReferenceRow, Score
 from .usage import Usage
 
-FORMAT = 3
+FORMAT = 4
 OUTCOMES = ("passed", "missed", "at chance", "inconclusive", "failed", "skipped")
 #: The largest run log read, decompressed: the whole suite's is 14 MB for one model; a gzip file of
 #: 2 MB may inflate to 2 GiB, and would be read no further than this.
@@ -370,6 +370,8 @@ class RunLog:
     findings: list[dict[str, str]]
     comparison: dict[str, Any] | None
     path: Path | None = None
+    #: table title -> what agents that never read the game earned there (``null_runs.for_tables``)
+    null_rates: dict[str, Any] = field(default_factory=dict)
 
     @property
     def has_transcripts(self) -> bool:
@@ -379,6 +381,7 @@ class RunLog:
 def document(
     *, run: Mapping[str, Any], collector: Collector, tables: Iterable[Mapping[str, Any]],
     outcomes: Mapping[str, str], findings: Iterable[tuple[str, str, str]], comparison: Mapping[str, Any] | None = None,
+    null_rates: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """The run log of a finished session, as JSON-able data, in a stable order. ``findings`` are
     (test id, verdict, finding) of each criterion not met."""
@@ -397,6 +400,8 @@ def document(
     }
     if comparison is not None:
         data["comparison"] = finite(dict(comparison))
+    if null_rates:
+        data["null_rates"] = dict(null_rates)
     return data
 
 
@@ -456,7 +461,25 @@ class Format2(Format1, total=False):
     findings: list[Finding]
 
 
-SCHEMAS: dict[int, type] = {1: Format1, 2: Format2, 3: Format2}
+class NullAgentRecord(TypedDict):
+    cells: int
+    met_per_run: float
+    runs_with_met: int
+    runs: int
+
+
+class NullTableRecord(TypedDict):
+    agents: dict[str, NullAgentRecord]
+    #: the behaviour's file has changed since the figures were measured
+    stale: bool
+
+
+class Format4(Format2, total=False):
+    #: table title -> the "met" verdicts agents that never read the game earned there (null_runs)
+    null_rates: dict[str, NullTableRecord]
+
+
+SCHEMAS: dict[int, type] = {1: Format1, 2: Format2, 3: Format2, 4: Format4}
 REMEDY = "write it again with --gaamas-json=PATH or --gaamas-save=NAME"
 
 
@@ -521,6 +544,7 @@ def parse(text: str, path: Path | None = None) -> RunLog:
             findings=[_built(f"findings[{i}]", _finding, f) for i, f in enumerate(data.get("findings", []) if later else [])],
             comparison=data.get("comparison"),
             path=path,
+            null_rates=dict(data.get("null_rates") or {}),
         )
     except _Damaged as damage:
         raise UnreadableFile(f"{name}: a damaged run log ({damage}); {REMEDY}") from None

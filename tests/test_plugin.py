@@ -378,7 +378,7 @@ def test_the_run_log_keeps_each_verdict_and_xdist_counts_them_alike(pytester):
     assert by_id(serial_log["scores"], "passed") == {k: v == "met" for k, v in expected.items()}
     assert by_id(serial_log["items"], "outcome") == {k: "passed" if v == "met" else v for k, v in expected.items()}
     assert by_id(serial_log["findings"], "verdict") == {k: v for k, v in expected.items() if v != "met"}
-    assert serial_log["format"] == 3
+    assert serial_log["format"] == 4
 
 
 def test_the_cassette_check_answers_for_the_behaviours_run_and_those_whose_file_is_gone(behaviour_project, fake_chat_server, monkeypatch):

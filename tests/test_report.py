@@ -380,7 +380,7 @@ def test_the_run_log_keeps_each_score_s_verdict_and_each_finding_s(tmp_path):
     path = tmp_path / "run.json.gz"
     path.write_bytes(runlog.dumps(three_verdicts_log(), path))
     log = runlog.read(path)
-    assert log.format == runlog.FORMAT == 3
+    assert log.format == runlog.FORMAT == 4
     assert [(s.verdict, s.passed) for s in log.scores] == [("met", True), ("missed", False), ("inconclusive", False)]
     assert [(f["test_id"][-2], f["verdict"]) for f in log.findings] == [("b", "missed"), ("c", "inconclusive")]
     assert [s.to_json() for s in log.scores] == three_verdicts_log()["scores"]
@@ -501,3 +501,26 @@ def test_the_whole_smollm2_summary_fits_a_comment_with_every_finding_section_and
     titles = [t.title for t in build_tables(log.scores, log.references, models) if "verdict" in t.headers]
     named = [t for t in titles if f"## {inert.markdown(t)}" in text or inert.markdown(t) in text.split("left out here for size: ")[-1]]
     assert named == titles  # each table with a verdict is there or named
+
+
+def test_the_null_runs_figures_travel_in_the_run_log_and_are_said_under_their_table(tmp_path):
+    """What agents that never read the game earned in a table is part of the run record: the report and
+    the summary made from a saved run say it under the table, stale where the behaviour has changed."""
+    document = three_verdicts_log()
+    title = document["scores"][0]["table"]
+    entry = {"agents": {"reference:random": {"cells": 3, "met_per_run": 0.05, "runs_with_met": 1, "runs": 20},
+                        "reference:blind-at-0.75": {"cells": 3, "met_per_run": 1.0, "runs_with_met": 3, "runs": 3}},
+             "stale": True}  # fmt: skip
+    document["null_rates"] = {title: entry}
+    path = tmp_path / "run.json"
+    path.write_bytes(runlog.dumps(document, path))
+    log = runlog.read(path)
+    assert log.null_rates == {title: entry}
+    said = ("met without reading the game, in seeded null runs: reference:random 0.05 a run (in 1 of 20 runs); "
+            "of 1 blind agents, at most 1 a run (in 3 of 3 runs), blind-at-0.75; measured before this behaviour last changed")
+    summary = report_markdown.render(log)
+    assert inert.markdown(said) in summary
+    damaged = {**document, "null_rates": {title: {**entry, "stale": "yes"}}}
+    path.write_bytes(runlog.dumps(damaged, path))
+    with pytest.raises(UnreadableFile, match="stale"):
+        runlog.read(path)
