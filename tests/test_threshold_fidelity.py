@@ -15,7 +15,7 @@ import pytest
 
 from pytest_gaamas import fidelity
 from pytest_gaamas.games.dictator import PIE, ThresholdGame, acceptance_rises
-from pytest_gaamas.models.reference import SHORTCUTS, shortcut_answer
+from pytest_gaamas.models.reference import shortcut_answer
 
 GAME = ThresholdGame()
 PEOPLE = fidelity.ultimatum_thresholds()
@@ -45,7 +45,7 @@ def test_the_two_framings_ask_the_same_threshold_with_the_same_numbers_in_the_sa
             GAME.read_trial(0, bad)
 
 
-@pytest.mark.parametrize("kind", SHORTCUTS)
+@pytest.mark.parametrize("kind", ("first", "last", "constant"))
 def test_no_shortcut_agent_is_judged_faithful_or_plausible(kind):
     answers = [shortcut_answer(GAME.form(trial), kind)[GAME.framing(trial).field] for trial in range(TRIALS)]
     result = fidelity.compare(thresholds(answers), PEOPLE)
