@@ -25,7 +25,15 @@ small: over all ~900 cells of a run, a responder's acceptance falling from 1.00 
 trials (Fisher p = 0.002) is adjusted to 1.0 and missed; over the few dozen criteria a model met it
 is caught. ``benchmarks/gate.py`` measures both error rates on reference agents.
 
-Only a drop fails a comparison. A verdict that changed is shown beside the cell and counted in a
+**Answers lost are lost.** A cell whose answers were invalid or missing has no score to test: its
+change would be NaN, which is below no alpha and beyond no allowance, so a model that answers
+nothing would pass every gate. A gated cell that keeps no usable answer where the saved run had
+some is **LOST**, and so is one whose share of usable answers fell significantly (Fisher's exact
+test, one-sided, Holm over the gated cells): each fails the comparison with its own line, which
+gives the counts. No NaN decides anything: a gated cell that cannot be tested for another reason
+(a score of another kind, no observations kept) is said, cell by cell.
+
+Only a drop or a loss fails a comparison. A verdict that changed is shown beside the cell and counted in a
 note, but is no regression by itself: a criterion met before and **inconclusive** now means that the
 new trials no longer show it holds, nor show that it does not (the interval now reaches past the
 threshold): the evidence weakened, which a drop of the score says whether it is significant, and
@@ -99,6 +107,8 @@ class CellChange:
     dropped: bool
     #: Whether the comparison gates on it: a criterion the saved run met, with an allowance.
     gated: bool = False
+    #: Gated, and its usable answers lost: none left where the saved run had some, or significantly fewer.
+    lost: bool = False
 
     def to_json(self) -> dict[str, Any]:
         def finite(x: float | None) -> float | None:
@@ -111,7 +121,13 @@ class CellChange:
             "p_value": finite(self.p_value), "p_holm": finite(self.p_adjusted), "worse": self.new.worse,
             "allowed_drop": self.allowed_drop, "dropped": self.dropped, "unit": self.new.unit, "gated": self.gated,
             "headline": self.new.passed is not None, "old_verdict": _word(self.old), "new_verdict": _word(self.new),
+            "lost": self.lost, "old_usable": usable(self.old), "new_usable": usable(self.new),
         }  # fmt: skip
+
+    @property
+    def untested(self) -> bool:
+        """Gated, yet its change could not be tested, though answers remain on both sides."""
+        return self.gated and not self.lost and math.isnan(self.p_value)
 
     @property
     def verdict_change(self) -> str:
@@ -123,6 +139,23 @@ class CellChange:
 
 def _word(score: Score) -> str | None:
     return None if score.verdict is None else score.verdict.value
+
+
+def usable(score: Score) -> int:
+    """The answers a cell's score was computed from: none where it has no score."""
+    return 0 if score.score is None or not math.isfinite(score.score) else max(score.n - score.invalid, 0)
+
+
+def _answers_lost(old: Score, new: Score) -> float:
+    """The p-value of H0: the two runs' answers were usable alike, against fewer usable now (Fisher's
+    exact test, one-sided); NaN where there is nothing to test (no answer on a side)."""
+    if old.n <= 0 or new.n <= 0:
+        return math.nan
+    return stats.change_test(stats.wilson(usable(old), old.n), stats.wilson(usable(new), new.n), "down")
+
+
+def _testable(score: Score) -> bool:
+    return score.score is not None and math.isfinite(score.score) and all(math.isfinite(x) for x in score.sample)
 
 
 def _difference(old: Score, new: Score) -> float:
@@ -184,22 +217,31 @@ def compare(
     cells, or within the others: the module's docstring) and whether it dropped. ``allowed_drops``
     maps a behaviour or a unit (``UNITS``) to the drop that fails the session; a behaviour's
     allowance overrides its unit's."""
+    if any(not math.isfinite(drop) or drop < 0 for drop in allowed_drops.values()):
+        raise CompareError(f"an allowed drop is a number from 0 up, got {dict(allowed_drops)}")  # NaN would allow every drop
     pairs = _pair(old, new)
     allowed = [allowed_drops.get(n.behaviour, allowed_drops.get(n.unit) if n.unit else None) for _, n in pairs]
     gated = [o.verdict is Verdict.MET and a is not None for (o, _), a in zip(pairs, allowed, strict=True)]
-    raw = [stats.change_test(o.estimate(), n.estimate(), n.worse if g else "both") for (o, n), g in zip(pairs, gated, strict=True)]
+    raw = [
+        stats.change_test(o.estimate(), n.estimate(), n.worse if g else "both") if _testable(o) and _testable(n) else math.nan
+        for (o, n), g in zip(pairs, gated, strict=True)
+    ]
     adjusted = [math.nan] * len(pairs)
     for family in (True, False):
         members = [i for i, g in enumerate(gated) if g is family]
         for i, p in zip(members, stats.holm([raw[i] for i in members]), strict=True):
             adjusted[i] = p
+    # The gated cells' usable answers, tested as a family of their own: a loss is a regression whatever the score.
+    gated_cells = [i for i, g in enumerate(gated) if g]
+    fewer_usable = dict(zip(gated_cells, stats.holm([_answers_lost(*pairs[i]) for i in gated_cells]), strict=True))
     changes = []
     for i, (o, n) in enumerate(pairs):
         worse_by = _worse_by(o, n)
         p_adj = adjusted[i]
         dropped = gated[i] and not math.isnan(p_adj) and p_adj < alpha and worse_by > allowed[i]
+        lost = gated[i] and usable(o) > 0 and (usable(n) == 0 or fewer_usable[i] < alpha)
         models = n.model if o.model == n.model else f"{o.model} -> {n.model}"
-        changes.append(CellChange(n.behaviour, label(n), models, o, n, raw[i], p_adj, worse_by, allowed[i], dropped, gated[i]))
+        changes.append(CellChange(n.behaviour, label(n), models, o, n, raw[i], p_adj, worse_by, allowed[i], dropped, gated[i], lost))
     return sorted(changes, key=lambda c: (c.behaviour, c.new.test_id, c.cell))
 
 
@@ -214,7 +256,10 @@ def label(score: Score) -> str:
 
 def shown(changes: Sequence[CellChange], alpha: float = ALPHA) -> list[CellChange]:
     """What a comparison prints: the cells that dropped, changed significantly or changed verdict."""
-    return [c for c in changes if c.dropped or c.verdict_change or (not math.isnan(c.p_adjusted) and c.p_adjusted < alpha)]
+    return [
+        c for c in changes
+        if c.dropped or c.lost or c.untested or c.verdict_change or (not math.isnan(c.p_adjusted) and c.p_adjusted < alpha)
+    ]  # fmt: skip
 
 
 def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TABLE_WIDTH) -> str:
@@ -224,7 +269,8 @@ def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TAB
     rows = [
         (c.behaviour, c.cell + (" [gated]" if c.gated else ""), c.models, number(c.old.score), number(c.new.score), number(_difference(c.old, c.new)),
          p_value_text(c.p_value), p_value_text(c.p_adjusted),
-         "DROP" if c.dropped else ("changed" if not math.isnan(c.p_adjusted) and c.p_adjusted < alpha else ""),
+         "LOST" if c.lost else "DROP" if c.dropped else "untested" if c.untested else
+         ("changed" if not math.isnan(c.p_adjusted) and c.p_adjusted < alpha else ""),
          c.verdict_change)
         for c in shown(changes, alpha)
     ]  # fmt: skip
@@ -232,6 +278,36 @@ def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TAB
         return ""
     headers = ("behaviour", "cell", "model", "old", "new", "new - old", "p", "p (Holm)", "verdict", "criterion")
     return Table("comparison", headers, tuple(rows), (), (), labels=2).render(width)
+
+
+def regressions(changes: Sequence[CellChange]) -> list[str]:
+    """A line for each cell that fails the comparison (LOST: its usable answers lost; DROP: its score
+    fell), and for each gated cell the comparison could not test; empty where none did."""
+    def answers(score: Score) -> str:
+        return f"{usable(score)} of {score.n} answers usable, {score.invalid} invalid"
+
+    def number(x: float | None) -> str:
+        return NO_VALUE if x is None or not math.isfinite(x) else f"{x:.3g}"
+
+    lines = []
+    for c in changes:
+        where = f"{c.behaviour} {c.cell} ({c.models})"
+        if c.lost:
+            lines.append(f"LOST {where}: {answers(c.new)}, where the saved run had {answers(c.old)}; a cell that no longer answers "
+                         f"is a regression whatever its score ({number(c.old.score)} -> {number(c.new.score)})")  # fmt: skip
+        elif c.dropped:
+            lines.append(f"DROP {where}: {number(c.old.score)} -> {number(c.new.score)}, worse by {c.worse_by:.3g} > allowed "
+                         f"{c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}")  # fmt: skip
+        elif c.untested:
+            lines.append(f"untested {where}: gated, but its change cannot be tested ({number(c.old.score)} -> {number(c.new.score)}, "
+                         f"{c.old.kind} -> {c.new.kind}, {len(c.old.sample)} and {len(c.new.sample)} observations kept); "
+                         "save a run again to gate on it")  # fmt: skip
+    return lines
+
+
+def failed(changes: Sequence[CellChange]) -> bool:
+    """Whether the comparison fails: a gated cell dropped or lost its answers."""
+    return any(c.dropped or c.lost for c in changes)
 
 
 def verdict_changes(changes: Sequence[CellChange]) -> list[str]:

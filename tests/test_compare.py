@@ -311,3 +311,69 @@ def test_a_cell_not_met_before_is_shown_when_it_changes_and_never_gated():
     moved = compare.shown(changes)
     assert [c.new.test_id for c in moved] == [new[40].test_id]
     assert not moved[0].gated and not moved[0].dropped
+
+
+# -- answers lost: a cell with nothing left to test is no pass ----------------------------------------
+
+
+def answered(estimate: stats.Estimate, *, invalid: int, met: bool = True) -> Score:
+    """A cell of ``estimate`` over its valid answers, with ``invalid`` more that were unusable."""
+    return dataclasses.replace(
+        score(estimate), n=estimate.n + invalid, invalid=invalid, passed=None, verdict="met" if met else "missed",
+        score=None if estimate.n == 0 else estimate.value, ci=(None, None) if estimate.n == 0 else (estimate.low, estimate.high),
+    )  # fmt: skip
+
+
+def test_a_met_cell_whose_answers_are_all_invalid_now_is_lost_and_fails_the_gate():
+    old, new = answered(stats.wilson(29, 30), invalid=0), answered(stats.wilson(0, 0), invalid=30)
+    (change,) = compare.compare([old], [new], {"rate": 0.2})
+    assert change.lost and compare.failed([change])
+    assert compare.shown([change]) == [change] and "LOST" in compare.render([change])
+    (line,) = compare.regressions([change])
+    assert line.startswith("LOST ultimatum test_ultimatum (generation actions, role responder): acceptance rate")
+    assert "0 of 30 answers usable, 30 invalid, where the saved run had 30 of 30 answers usable, 0 invalid" in line
+    assert "nan" not in line.lower() and change.to_json()["lost"] is True
+
+
+def test_answers_lost_in_part_are_lost_when_significantly_fewer_whatever_the_score():
+    old = answered(stats.wilson(30, 30), invalid=0)
+    kept_its_score = answered(stats.wilson(18, 18), invalid=12)  # every usable answer as good as before
+    (change,) = compare.compare([old], [kept_its_score], {"rate": 0.2})
+    assert not change.dropped and change.lost and compare.failed([change])
+    (change,) = compare.compare([old], [answered(stats.wilson(28, 28), invalid=2)], {"rate": 0.2})
+    assert not change.lost and not compare.failed([change])  # 2 of 30 invalid: no evidence of a loss
+
+
+def test_a_lost_cell_fails_only_where_the_gate_is_on():
+    old, new = answered(stats.wilson(29, 30), invalid=0), answered(stats.wilson(0, 0), invalid=30)
+    assert not compare.failed(compare.compare([old], [new], {}))  # no allowance: the comparison only reports
+    assert not compare.failed(compare.compare([answered(stats.wilson(29, 30), invalid=0, met=False)], [new], {"rate": 0.2}))
+    assert compare.compare([answered(stats.wilson(0, 0), invalid=30)], [new], {"rate": 0.2})[0].lost is False  # nothing to lose
+
+
+def test_no_nan_passes_silently():
+    old = answered(stats.wilson(29, 30), invalid=0)
+    with pytest.raises(compare.CompareError, match="allowed drop"):
+        compare.compare([old], [old], {"rate": float("nan")})  # a NaN allowance would allow every drop
+    unkept = dataclasses.replace(answered(stats.wilson(12, 30), invalid=0), sample=())  # no observations to test
+    (change,) = compare.compare([old], [unkept], {"rate": 0.2})
+    assert change.untested and compare.shown([change]) == [change]
+    (line,) = compare.regressions([change])
+    assert line.startswith("untested ultimatum") and "cannot be tested" in line
+
+
+def test_a_model_that_stops_answering_fails_the_session(tmp_path):
+    nothing_usable = ("behaviours/test_first_order_rationality.py::test_first_order_rationality[embedded-smollm2-explicit-strategy]",)
+    code, _, _ = replay(tmp_path, "--gaamas-save=good", select=nothing_usable)
+    saved = tmp_path / "runs" / "good.json"
+    document = json.loads(saved.read_text())
+    (cell,) = [s for s in document["scores"] if s["metric"] == "rate of the dominant action"]
+    assert cell["score"] is None and cell["invalid"] == cell["n"] == 30  # SmolLM2's strategies are all invalid
+    cell |= {"sample": [1.0] * 30, "score": 1.0, "ci": [0.89, 1.0], "invalid": 0, "passed": True, "verdict": "met"}
+    saved.write_text(json.dumps(document))
+
+    code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=nothing_usable)
+    assert code == 1, output[-3000:]
+    assert "LOST first_order_rationality" in output and "0 of 30 answers usable, 30 invalid" in " ".join(output.split())
+    (lost,) = [c for c in report["comparison"]["cells"] if c["lost"]]
+    assert lost["old_usable"] == 30 and lost["new_usable"] == 0
