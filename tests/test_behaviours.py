@@ -63,6 +63,13 @@ def leakage_claim(test_id: str) -> bool:
     return "::test_script_leaks_beyond_chance[" in test_id
 
 
+def omniscience_claim(test_id: str) -> bool:
+    """What knowing the other's payoffs adds to the script's lead: the rational agents play the same
+    whatever they are told of the other's payoffs, so theory gives no gain to show (the planted pair of
+    tests/test_simulations.py is the positive control)."""
+    return "::test_omniscience_adds_success[" in test_id
+
+
 def label_blind_robustness(test_id: str) -> bool:
     """Semantic robustness asks that the named and the anonymised labels give the same cooperation:
     an agent that never reads a label (a coin, the first or last option listed) has exactly that."""
@@ -101,7 +108,8 @@ def test_the_rational_agent_passes_wherever_theory_defines_the_rational_answer(w
     results = verdicts(reference_run("rational", workspace))
     assert results
     for test_id, passed in results.items():
-        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id) or talk_informs(test_id) or leakage_claim(test_id)), test_id
+        assert passed != (credibility_cell(test_id) or human_likeness(test_id) or tragedy(test_id) or talk_informs(test_id)
+                          or leakage_claim(test_id) or omniscience_claim(test_id)), test_id
 
 
 def test_the_random_agent_fails_at_chance(workspace):
@@ -111,9 +119,9 @@ def test_the_random_agent_fails_at_chance(workspace):
         # Coin flips cooperate half the time, inside the human range: an average cannot tell them
         # apart; and a coin never reads a label, so the labels cannot change its cooperation.
         assert not passed or credibility_cell(test_id) or label_blind_robustness(test_id), test_id
-    # At 120 trials a cell the coin's rate shows itself inside people's range, and equivalent across labels.
-    assert any(passed for test_id, passed in results.items() if credibility_cell(test_id) and "actions" in test_id)
-    assert any(passed for test_id, passed in results.items() if label_blind_robustness(test_id))
+    # Where a behaviour names its chance level, the coin is found there: at chance, not merely unproven.
+    at_chance = {s["behaviour"] for s in reference_run("random", workspace)["scores"] if s.get("verdict") == "at chance"}
+    assert {"first_order_rationality", "second_order_rationality"} <= at_chance, at_chance
 
 
 def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(workspace):

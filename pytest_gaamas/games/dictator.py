@@ -448,7 +448,7 @@ class ThresholdGame(OneShotGame):
             system=ROLES["assistant"],
             rules=f"{self.rules} {THRESHOLD_FRAMINGS[0].rule}",
             signature="def smallest_offer(pie: int) -> int",
-            explanation="`pie` is the dollars to split; return the smallest offer you accept, in whole dollars, 0 to `pie`.",
+            explanation="`pie` is the dollars to split; return the smallest offer you accept, in whole dollars from 0 to `pie`.",
             arguments=lambda situation: (PIE,),
             answer=lambda value: {"smallest_offer": whole_dollars(value)},
             answer_for=lambda situation, value: self.framing(situation["trial"]).answer(whole_dollars(value)),
