@@ -10,6 +10,10 @@ What keeps recordings safe:
 
 - a cassette is replaced only whole: written to a temporary file beside it, flushed to disk, then
   renamed over the old one, so a run killed while writing leaves the old cassette as it was;
+- a cassette has one writer at a time (``one_writer``, a lock beside it from before it is read until
+  it is written): two items sharing it under xdist, or two runs of one item, record in turn, and the
+  second replays what the first paid for; and a cassette saved by ``once`` keeps every exchange the
+  file on disk holds that the save lacks, so that no writer ever leaves fewer than it found;
 - ``--gaamas-record=all`` records afresh into memory and, at the end, refuses to replace a cassette
   whose recorded requests the new recording lacks (fewer trials, changed prompts) unless the run
   says ``--gaamas-replace-recorded``; nothing is replaced then, and the new answers stay in the
@@ -176,10 +180,31 @@ class SafePersister:
         try:
             if self.record_mode == "all" and not self.replace_recorded and path.is_file():
                 self._refuse_if_dropping(path, cassette_dict)
+            if self.record_mode == "once":
+                cassette_dict = self._with_exchanges_on_disk(path, cassette_dict)
             text = serialize(cassette_dict, serializer)
             write_atomically(path, gzip.compress(text.encode("utf-8"), mtime=0) if is_compressed(path) else text, what="cassette")
         except GaamasError as error:
             self.error = error
+
+    @staticmethod
+    def _with_exchanges_on_disk(path: Path, cassette_dict) -> dict:
+        """What is saved, and every exchange the cassette on disk holds that it lacks: a cassette is never
+        written with fewer exchanges than it has, whoever wrote them since it was read (a writer that took
+        no lock: another machine on a shared disk, an older version)."""
+        try:
+            old_requests, old_responses, *_ = read_interactions(path)
+        except CassetteNotFoundError:
+            return cassette_dict
+        new = {request_key(request) for request in cassette_dict["requests"]}
+        kept = [(request, response) for request, response in zip(old_requests, old_responses) if request_key(request) not in new]
+        if not kept:
+            return cassette_dict
+        return {
+            **cassette_dict,
+            "requests": [*cassette_dict["requests"], *(_scrub_request(request) for request, _ in kept)],
+            "responses": [*cassette_dict["responses"], *(_scrub_response(response) for _, response in kept)],
+        }
 
     @staticmethod
     def _refuse_if_dropping(path: Path, cassette_dict) -> None:
@@ -193,6 +218,55 @@ class SafePersister:
                 "the journal. Replace it on purpose with --gaamas-replace-recorded, or record with the settings it "
                 "was recorded with."
             )
+
+
+@contextlib.contextmanager
+def one_writer(path: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """While the block runs, no other process writes ``path`` (a cassette, a journal): an exclusive
+    lock on ``.<name>.lock`` beside it, taken before ``path`` is read and held until it is written, so
+    that two items recording one cassette, or two runs of one item, take turns and the second finds
+    what the first recorded. The lock file goes when the block ends; a lock dies with its process.
+    Where no lock file can be made (a folder that cannot be written), nothing can be written there
+    either, and the block runs unlocked, as it does without ``fcntl``: writing will say what is wrong.
+    ``waiting`` is called once where another process holds it, before waiting for it."""
+    lock = path.with_name(f".{path.name}.lock")
+    descriptor = _locked(lock, waiting) if fcntl is not None else None
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)  # while still held, so that whoever waits on it locks afresh
+            os.close(descriptor)
+
+
+def _locked(lock: Path, waiting: Callable[[], None] | None) -> int | None:
+    """A descriptor of ``lock`` held exclusively, or None where there can be none."""
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    while True:
+        try:
+            descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting is not None:
+                    waiting()
+                    waiting = None
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
+            if os.stat(lock, follow_symlinks=False).st_ino == os.fstat(descriptor).st_ino:
+                return descriptor  # the file locked is still the one at that name
+        except FileNotFoundError:
+            pass
+        except OSError:
+            os.close(descriptor)
+            return None
+        os.close(descriptor)  # its holder removed it while we waited: lock the one there now
 
 
 def held(cassette_dir: Path, folder: Path) -> set[str]:

@@ -236,7 +236,7 @@ class Experiment:
         try:
             # Replay only asks no one, so it has nothing to journal; a journal a live run left stays
             # for the next live run, which puts its exchanges into the cassette.
-            journal = Journal(paths.journal, played_as) if self.settings.record != "none" else None
+            journal = Journal(paths.journal, played_as, self._waiting_for(paths.journal)) if self.settings.record != "none" else None
             with self._recording(paths) as tape:
                 rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
                 for trial in rebuilt:  # answered before a crash: into the cassette
@@ -309,13 +309,21 @@ class Experiment:
             )
         self._check_model_unchanged(paths.model_meta)
         self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
-        with cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
+        # One writer a cassette, from before it is read until it is written: items sharing it, and runs
+        # of one item, record in turn, and each finds and replays what the one before it paid for.
+        # Replay only writes nothing, and waits for no one.
+        writer = cassettes.one_writer(paths.cassette, self._waiting_for(paths.cassette)) if mode != "none" else contextlib.nullcontext()
+        with writer, cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
             before = len(tape.data)
             yield tape
             recorded = len(tape.data) - before if mode != "all" else len(tape.data)
         if recorded:
             self.item.user_properties.append((RECORDED_PROPERTY, json.dumps([self.model.spec, recorded])))
             self._write_model_meta(paths.model_meta)
+
+    def _waiting_for(self, path: Path) -> Callable[[], None]:
+        """What to say when another process is writing ``path`` and this item waits for it."""
+        return lambda: self._progress(f"{self.item.name}: waits while another item or run writes {path}")
 
     def _check_model_unchanged(self, meta_path: Path) -> None:
         """Refuse to mix answers of two different models under one name in one cassette set."""

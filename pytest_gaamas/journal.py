@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import safejson
-from .cassettes import MAX_CASSETTE_BYTES, cannot_write, recorded_exchange, write_atomically
+from .cassettes import MAX_CASSETTE_BYTES, cannot_write, one_writer, recorded_exchange, write_atomically
 from .errors import UnwritableOutput
 from .play import TrialRecord
 
@@ -49,12 +50,24 @@ class JournalEntry:
 
 
 class Journal:
-    def __init__(self, stem: Path, fingerprint: str):
+    """One item's journal, which no other process writes while it is open (``cassettes.one_writer``):
+    two runs of one item take turns, and the second finds the first's trials, or nothing once the
+    first has finished and its cassette holds them."""
+
+    def __init__(self, stem: Path, fingerprint: str, waiting: Callable[[], None] | None = None):
         self.path = stem.with_name(f"{stem.name}.{fingerprint}.jsonl")
         self.fingerprint = fingerprint
         #: Lines that could not be read, and so cost their trial.
         self.unreadable_lines = 0
-        self.finished: dict[int, JournalEntry] = self._load()
+        self._writer = contextlib.ExitStack()
+        self._writer.enter_context(one_writer(self.path, waiting))
+        try:
+            self.finished: dict[int, JournalEntry] = self._load()
+        except BaseException:
+            self._writer.close()
+            raise
+        #: The trials it held when it was read: any other found at writing time was written since.
+        self._read = set(self.finished)
         self._handle = None
 
     def _load(self) -> dict[int, JournalEntry]:
@@ -95,7 +108,11 @@ class Journal:
         try:
             if self._handle is None:
                 # Rewritten whole before the first new line, without the unreadable lines; atomically,
-                # so that a crash now leaves the old journal, not half of one.
+                # so that a crash now leaves the old journal, not half of one. Trials written since it
+                # was read (by a writer that took no lock) are kept: a journal never loses a trial.
+                unreadable, on_disk = self.unreadable_lines, self._load()
+                self.unreadable_lines = unreadable  # counted when it was read
+                self.finished = {trial: old for trial, old in on_disk.items() if trial not in self._read} | self.finished
                 lines = [json.dumps({"format": FORMAT, "fingerprint": self.fingerprint})]
                 lines += [json.dumps(old.to_json()) for old in self.finished.values()]
                 write_atomically(self.path, "\n".join(lines) + "\n", what="journal", elsewhere=ELSEWHERE)
@@ -114,5 +131,8 @@ class Journal:
             with contextlib.suppress(OSError):
                 self._handle.close()
             self._handle = None
-        if complete:
-            self.path.unlink(missing_ok=True)
+        try:
+            if complete:
+                self.path.unlink(missing_ok=True)
+        finally:
+            self._writer.close()
