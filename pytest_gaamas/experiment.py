@@ -532,6 +532,15 @@ def read_model_meta(path: Path) -> dict[str, Any]:
     )  # fmt: skip
     if not isinstance(meta, dict):
         raise UnreadableFile(f"{path}: not a model description (a JSON object); restore it with `git checkout -- {path}`")
+    # Every field is text or null as written (the digest, the server, the version that recorded it): a
+    # digest that is an object would be compared, shown and saved in the run log as one.
+    wrong = [name for name, value in meta.items() if value is not None and not isinstance(value, str)]
+    if wrong:
+        named = ", ".join(repr(name[:40]) for name in wrong[:3]) + (f" and {len(wrong) - 3} more" if len(wrong) > 3 else "")
+        raise UnreadableFile(
+            f"{path}: not a model description: {named} {'is' if len(wrong) == 1 else 'are'} not text; restore it with "
+            f"`git checkout -- {path}`, or delete it and record again with --gaamas-record=all"
+        )
     return meta
 
 

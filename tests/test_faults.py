@@ -20,7 +20,7 @@ import yaml
 from pytest_gaamas.errors import UnwritableOutput
 from pytest_gaamas.journal import Journal
 from pytest_gaamas.play import RoundRecord, TrialRecord
-from conftest import outlives
+from conftest import outcomes, outlives
 
 #: One trial at a time: these tests count the trials finished when a server dies (trials played at
 #: once are tested in test_concurrency.py).
@@ -541,3 +541,31 @@ def test_what_a_killed_write_left_is_removed_at_the_next_write_into_its_folder_a
     assert sorted(p.name for p in tmp_path.iterdir()) == [".notes.tmp", ".test_b.yaml.fr3sh_xy.tmp", "test_d.yaml"]
     with open(tmp_path / "test_d.yaml") as written:  # nothing of ours stays locked
         fcntl.flock(written, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+@pytest.mark.parametrize("field, value", [("digest", {"sha256": "abc"}), ("recorded_with", ["pytest-gaamas", 1]), ("server", 3.5)])
+def test_a_model_description_whose_field_has_the_wrong_type_is_one_line_and_the_run_log_stays_readable(
+    pytester, fake_chat_server, monkeypatch, field, value
+):
+    from conftest import ROOT
+    from pytest_gaamas import runlog
+
+    pytester.makepyfile(test_garp_consistency=(ROOT / "behaviours" / "test_garp_consistency.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -k 'not fidelity'\n")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
+    model = ["--gaamas-model=openai:fake", "--gaamas-trials=2"]
+    pytester.runpytest(*model, "--gaamas-record=once").assert_outcomes(passed=1)
+    meta = pytester.path / "cassettes" / "openai-fake" / "model.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), field: value}))
+    said = f"{meta}: not a model description: {field!r} is not text; restore it with `git checkout -- {meta}`"
+
+    replay = pytester.runpytest(*model, "--gaamas-record=none", "--gaamas-json=run.json")
+    assert replay.ret == 0, replay.stdout.str()[-3000:]
+    unwrapped = lambda text: "".join(text.split())  # noqa: E731  (the terminal wraps the path anywhere)
+    assert unwrapped(said) in unwrapped(replay.stdout.str()) and "INTERNALERROR" not in replay.stdout.str()
+    (logged,) = runlog.read(pytester.path / "run.json").run["models"]
+    assert logged["recorded_digest"] is None and said in logged["recorded_unreadable"]
+
+    recording = pytester.runpytest(*model, "--gaamas-trials=3", "--gaamas-record=once")
+    assert outcomes(recording) == {"failed": 1} and "INTERNALERROR" not in recording.stdout.str()
+    assert unwrapped(said) in unwrapped(recording.stdout.str())
