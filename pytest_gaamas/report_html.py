@@ -270,14 +270,22 @@ def _strategy(strategy: Mapping[str, Any]) -> str:
 
 def _conversation_ends(rounds: Sequence[dict]) -> list[dict]:
     """The last request of each conversation in the trial (the two players of a two-agent game hold
-    one each): a request no later request of the trial begins with."""
+    one each): a request no later request of the trial begins with. Linear in the messages: read from
+    the last round back, each request's beginnings are hashed once, and a request is looked up among
+    the later ones' (comparing each with every later request took 31 s for a trial of 15,000 rounds)."""
+    later_beginnings: dict[tuple[int, int], int] = {}  # (length, hash of that many first messages) -> a later round
     ends = []
-    for index, round_ in enumerate(rounds):
-        messages = round_.get("messages", [])
-        continued = any(later.get("messages", [])[: len(messages)] == messages for later in rounds[index + 1:])
-        if not continued:
-            ends.append(round_)
-    return ends
+    for index in range(len(rounds) - 1, -1, -1):
+        messages = rounds[index].get("messages", [])
+        beginnings = [0]
+        for message in messages:
+            beginnings.append(hash((beginnings[-1], json.dumps(message, sort_keys=True, default=str))))
+        later = later_beginnings.get((len(messages), beginnings[-1]))
+        if later is None or rounds[later].get("messages", [])[: len(messages)] != messages:  # not continued
+            ends.append(rounds[index])
+        for length, beginning in enumerate(beginnings):
+            later_beginnings.setdefault((length, beginning), index)
+    return ends[::-1]
 
 
 def _trial(trial: Mapping[str, Any]) -> str:

@@ -845,3 +845,37 @@ def test_pytest_l_shows_no_credentials_of_the_servers_url(tmp_path):
     assert "cannot reach" in shown, shown[-2000:]
     for secret in ("hunter2pw", "QUERYKEY", SECRET, "alice"):
         assert secret not in shown
+
+
+# -- rendering is linear in rounds ----------------------------------------------------------------
+
+
+def conversation_ends_by_comparing_every_pair(rounds):
+    """What the report shows of a trial's conversations, by the definition itself: a request no later one begins with."""
+    return [r for i, r in enumerate(rounds) if not any(later["messages"][: len(r["messages"])] == r["messages"] for later in rounds[i + 1:])]
+
+
+MESSAGES = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.sampled_from(["a", "b"])}), max_size=4)
+
+
+@given(st.lists(MESSAGES, max_size=8))
+@FAST
+def test_the_report_shows_the_end_of_each_conversation_as_defined(conversations):
+    from pytest_gaamas import report_html
+
+    rounds = [{"messages": messages, "reply": str(i)} for i, messages in enumerate(conversations)]
+    assert report_html._conversation_ends(rounds) == conversation_ends_by_comparing_every_pair(rounds)
+
+
+def test_a_trial_of_15000_rounds_renders_in_time_linear_in_its_rounds():
+    import time
+
+    from pytest_gaamas import report_html
+
+    rounds = [{"messages": [{"role": "system", "content": "play"}, {"role": "user", "content": f"round {i}"}], "reply": "{}", "valid": True,
+               "value": i, "seed": i} for i in range(15_000)]  # fmt: skip
+    trial = {"trial": 0, "rounds": rounds, "outcome": {"valid": True}}
+    start = time.perf_counter()
+    shown = report_html._trial(trial)
+    assert time.perf_counter() - start < 3.0  # 31 s when each request was compared with every later one
+    assert "The last" in shown and "of its 15000 conversations" in shown
