@@ -197,7 +197,8 @@ class SafePersister:
         except CassetteNotFoundError:
             return cassette_dict
         new = {request_key(request) for request in cassette_dict["requests"]}
-        kept = [(request, response) for request, response in zip(old_requests, old_responses) if request_key(request) not in new]
+        kept = [(request, response) for request, response in zip(old_requests, old_responses)
+                if request_key(request) not in new]  # fmt: skip
         if not kept:
             return cassette_dict
         return {
@@ -248,7 +249,8 @@ def _locked(lock: Path, waiting: Callable[[], None] | None) -> int | None:
         return None
     while True:
         try:
-            descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+            descriptor = os.open(lock, flags, 0o644)
         except OSError:
             return None
         try:

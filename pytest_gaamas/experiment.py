@@ -236,7 +236,8 @@ class Experiment:
         try:
             # Replay only asks no one, so it has nothing to journal; a journal a live run left stays
             # for the next live run, which puts its exchanges into the cassette.
-            journal = Journal(paths.journal, played_as, self._waiting_for(paths.journal)) if self.settings.record != "none" else None
+            if self.settings.record != "none":
+                journal = Journal(paths.journal, played_as, self._waiting_for(paths.journal))
             with self._recording(paths) as tape:
                 rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
                 for trial in rebuilt:  # answered before a crash: into the cassette
@@ -312,7 +313,9 @@ class Experiment:
         # One writer a cassette, from before it is read until it is written: items sharing it, and runs
         # of one item, record in turn, and each finds and replays what the one before it paid for.
         # Replay only writes nothing, and waits for no one.
-        writer = cassettes.one_writer(paths.cassette, self._waiting_for(paths.cassette)) if mode != "none" else contextlib.nullcontext()
+        writer = contextlib.nullcontext()
+        if mode != "none":
+            writer = cassettes.one_writer(paths.cassette, self._waiting_for(paths.cassette))
         with writer, cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
             before = len(tape.data)
             yield tape
@@ -536,7 +539,7 @@ def read_model_meta(path: Path) -> dict[str, Any]:
     # digest that is an object would be compared, shown and saved in the run log as one.
     wrong = [name for name, value in meta.items() if value is not None and not isinstance(value, str)]
     if wrong:
-        named = ", ".join(repr(name[:40]) for name in wrong[:3]) + (f" and {len(wrong) - 3} more" if len(wrong) > 3 else "")
+        named = ", ".join(repr(name[:40]) for name in wrong[:3]) + (f" and {len(wrong) - 3} more" * (len(wrong) > 3))
         raise UnreadableFile(
             f"{path}: not a model description: {named} {'is' if len(wrong) == 1 else 'are'} not text; restore it with "
             f"`git checkout -- {path}`, or delete it and record again with --gaamas-record=all"

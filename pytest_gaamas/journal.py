@@ -112,7 +112,8 @@ class Journal:
                 # was read (by a writer that took no lock) are kept: a journal never loses a trial.
                 unreadable, on_disk = self.unreadable_lines, self._load()
                 self.unreadable_lines = unreadable  # counted when it was read
-                self.finished = {trial: old for trial, old in on_disk.items() if trial not in self._read} | self.finished
+                written_since = {trial: old for trial, old in on_disk.items() if trial not in self._read}
+                self.finished = written_since | self.finished
                 lines = [json.dumps({"format": FORMAT, "fingerprint": self.fingerprint})]
                 lines += [json.dumps(old.to_json()) for old in self.finished.values()]
                 write_atomically(self.path, "\n".join(lines) + "\n", what="journal", elsewhere=ELSEWHERE)

@@ -111,8 +111,9 @@ def test_two_runs_recording_one_item_at_once_pay_each_request_once_and_lose_noth
     try:
         runs = [
             behaviour_project.popen(
-                [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", MODEL, f"--gaamas-trials={trials}", "--gaamas-record=once",
-                 "--gaamas-concurrency=2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", MODEL, f"--gaamas-trials={trials}",
+                 "--gaamas-record=once", "--gaamas-concurrency=2"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
             for trials in (20, 5)
         ]
@@ -122,11 +123,12 @@ def test_two_runs_recording_one_item_at_once_pay_each_request_once_and_lose_noth
         server.close()
     assert paid_twice(server) == 0, "both runs asked the same trials"
     assert len(server.requests) == 20 * 25
-    assert recorded_requests(cassette_of(behaviour_project)) == 20 * 25, "the 5-trial cassette was written over the 20-trial one"
+    recorded = recorded_requests(cassette_of(behaviour_project))
+    assert recorded == 20 * 25, "the 5-trial cassette was written over the 20-trial one"
     folder = cassette_of(behaviour_project).parent
     assert not list(folder.glob(".*.lock")) and not list((behaviour_project.path / ".gaamas").rglob("*.jsonl"))
     replay = behaviour_project.runpytest(MODEL, "--gaamas-trials=20", "--gaamas-record=none")
-    assert replay.ret == 0 and sum(outcomes(replay).values()) == 1 and "failed" not in outcomes(replay)  # the answers vary: met or not
+    assert replay.ret == 0 and sum(outcomes(replay).values()) == 1 and "failed" not in outcomes(replay)  # met or not
 
 
 def test_two_items_sharing_a_cassette_under_xdist_pay_each_request_once_and_report_what_replays(pytester, monkeypatch):
@@ -134,27 +136,33 @@ def test_two_items_sharing_a_cassette_under_xdist_pay_each_request_once_and_repo
     server = VaryingChatServer(delay=0.01)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     try:  # the consistency and the fidelity items play the same trials, recorded in one cassette
-        live = pytester.runpytest_subprocess(MODEL, "-n", "2", "--gaamas-trials=6", "--gaamas-record=once", "--gaamas-concurrency=2",
-                                             "--gaamas-json=live.json", "-p", "no:cacheprovider")  # fmt: skip
+        live = pytester.runpytest_subprocess(
+            MODEL, "-n", "2", "--gaamas-trials=6", "--gaamas-record=once", "--gaamas-concurrency=2", "--gaamas-json=live.json",
+            "-p", "no:cacheprovider",
+        )
     finally:
         server.close()
     assert live.ret in (0, 1), live.stdout.str()[-3000:]
     assert paid_twice(server) == 0, "both items recorded the cassette they share"
     assert len(server.requests) == 6 * 25
-    replay = pytester.runpytest_subprocess(MODEL, "--gaamas-trials=6", "--gaamas-record=none", "--gaamas-json=replay.json")
+    replay = pytester.runpytest_subprocess(MODEL, "--gaamas-trials=6", "--gaamas-record=none",
+                                           "--gaamas-json=replay.json")
     assert replay.ret == live.ret
     scores = lambda name: json.loads((pytester.path / name).read_text())["scores"]  # noqa: E731
     assert scores("live.json") == scores("replay.json"), "the sample reported is not the one the cassette replays"
 
 
-def test_a_cassette_saved_by_a_writer_that_asked_fewer_keeps_every_exchange_on_disk(behaviour_project, fake_chat_server, monkeypatch):
+def test_a_cassette_saved_by_a_writer_that_asked_fewer_keeps_every_exchange_on_disk(
+    behaviour_project, fake_chat_server, monkeypatch
+):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
     behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=once").assert_outcomes(passed=1)
     path = cassette_of(behaviour_project)
     requests, responses = cassettes.read_interactions(path)[:2]
     # A writer that took no lock (another machine on a shared disk) read the cassette when it held one
     # trial, and saves now: what it read and what it recorded, and no fewer than the disk holds.
-    cassettes.SafePersister("once", False).save_cassette(path, {"requests": requests[:25], "responses": responses[:25]}, yamlserializer)
+    one_trial = {"requests": requests[:25], "responses": responses[:25]}
+    cassettes.SafePersister("once", False).save_cassette(path, one_trial, yamlserializer)
     assert recorded_requests(path) == 4 * 25
 
 
@@ -180,7 +188,8 @@ def test_a_journal_has_one_writer_and_the_next_finds_its_trials(tmp_path):
 def test_a_journal_keeps_the_trials_another_writer_wrote_since_it_was_read(tmp_path):
     journal = Journal(tmp_path / "item", "abc")
     header = json.dumps({"format": 2, "fingerprint": "abc"})
-    journal.path.write_text(f"{header}\n{json.dumps({**record(3).to_json(), 'exchanges': []})}\n")  # a writer that took no lock
+    trial_3 = json.dumps({**record(3).to_json(), "exchanges": []})
+    journal.path.write_text(f"{header}\n{trial_3}\n")  # written meanwhile by a writer that took no lock
     journal.write(record(0), [])
     journal.close(complete=False)
     assert sorted(int(json.loads(line)["trial"]) for line in journal.path.read_text().splitlines()[1:]) == [0, 3]

@@ -543,7 +543,8 @@ def test_what_a_killed_write_left_is_removed_at_the_next_write_into_its_folder_a
         fcntl.flock(written, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-@pytest.mark.parametrize("field, value", [("digest", {"sha256": "abc"}), ("recorded_with", ["pytest-gaamas", 1]), ("server", 3.5)])
+@pytest.mark.parametrize("field, value", [("digest", {"sha256": "abc"}), ("recorded_with", ["pytest-gaamas", 1]),
+                                          ("server", 3.5)])
 def test_a_model_description_whose_field_has_the_wrong_type_is_one_line_and_the_run_log_stays_readable(
     pytester, fake_chat_server, monkeypatch, field, value
 ):

@@ -851,11 +851,15 @@ def test_pytest_l_shows_no_credentials_of_the_servers_url(tmp_path):
 
 
 def conversation_ends_by_comparing_every_pair(rounds):
-    """What the report shows of a trial's conversations, by the definition itself: a request no later one begins with."""
-    return [r for i, r in enumerate(rounds) if not any(later["messages"][: len(r["messages"])] == r["messages"] for later in rounds[i + 1:])]
+    """What the report shows of a trial's conversations, by the definition: a request no later one begins with."""
+    def continued(i, messages):
+        return any(later["messages"][: len(messages)] == messages for later in rounds[i + 1:])
+
+    return [r for i, r in enumerate(rounds) if not continued(i, r["messages"])]
 
 
-MESSAGES = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.sampled_from(["a", "b"])}), max_size=4)
+MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.sampled_from(["a", "b"])})
+MESSAGES = st.lists(MESSAGE, max_size=4)
 
 
 @given(st.lists(MESSAGES, max_size=8))
@@ -872,8 +876,8 @@ def test_a_trial_of_15000_rounds_renders_in_time_linear_in_its_rounds():
 
     from pytest_gaamas import report_html
 
-    rounds = [{"messages": [{"role": "system", "content": "play"}, {"role": "user", "content": f"round {i}"}], "reply": "{}", "valid": True,
-               "value": i, "seed": i} for i in range(15_000)]  # fmt: skip
+    asked = lambda i: [{"role": "system", "content": "play"}, {"role": "user", "content": f"round {i}"}]  # noqa: E731
+    rounds = [{"messages": asked(i), "reply": "{}", "valid": True, "value": i, "seed": i} for i in range(15_000)]
     trial = {"trial": 0, "rounds": rounds, "outcome": {"valid": True}}
     start = time.perf_counter()
     shown = report_html._trial(trial)
