@@ -69,6 +69,14 @@ EXCEPTIONS = {
         "the responder's criterion asks that $40 be accepted, which an agent that accepts whatever is offered does",
         "test_a_blind_agent_accepts_whatever_is_offered",
     ),
+    "one author for both sides": (
+        lambda test_id: "::test_script_overstates_success[" in test_id,
+        "the claim is that one author writing both players coordinates them better than two separate agents; a script "
+        "naming the same option for both sides (named-first, named-last) is exactly one author applying one rule to "
+        "both: what omniscience adds is judged apart, by the difference between common and private information "
+        "(test_omniscience_adds_success), which no blind agent meets",
+        "tests/test_simulations.py::test_one_author_overstates_success_without_omniscience_and_the_difference_in_differences_tells_them_apart",
+    ),
 }
 
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
@@ -77,22 +85,17 @@ OPEN_DEFECTS = {
     "commons survival": (
         lambda test_id: "/test_commons.py::test_commons[" in test_id,
         "a constant catch between 4 and 8.33 fish (blind-at-0.25: 7.5; named-first and number-first on their numbers) "
-        "survives: every lake starts at 100 with the same need; issue 30 item 2, the lake's scale counterbalanced",
+        "survives: every lake starts at 100 with the same need; owed: the lake's scale counterbalanced",
     ),
     "commons personas": (
         lambda test_id: "::test_commons_paradox[" in test_id,
         "a constant catch and the first name listed punished (blind-at-0.1, named-first, number-first) give 'the selfish "
-        "ask more': selfish villagers are always listed first and third; issue 30 item 2, personas and order rotated",
+        "ask more': selfish villagers are always listed first and third; owed: personas and order rotated",
     ),
     "the lake regrows": (
         lambda test_id: "::test_commons_claim[" in test_id and "regeneration" in test_id,
         "a society taking the same 15 fish a round (constant, sorts-last) outlives the harsh lake in the rich "
-        "one: the claim measures the lake, not cooperation; issue 30 item 2, claims judged on what a blind society gets",
-    ),
-    "the script overstates success": (
-        lambda test_id: "::test_script_overstates_success[" in test_id,
-        "a script naming one option for both sides (named-first, named-last; a fair coin once) beats two "
-        "separate agents: one rule, not omniscience; issue 30 item 2, the difference between common and private information",
+        "one: the claim measures the lake, not cooperation; owed: claims judged on what a blind society gets",
     ),
     "defect sorts last": (
         lambda test_id: "::test_rational_vs_credible[" in test_id and test_id.endswith("-actions]")
