@@ -235,9 +235,9 @@ LEAVES = st.one_of(
 SCHEMAS = st.recursive(
     LEAVES,
     lambda inner: st.one_of(
-        st.builds(lambda fields: {"type": "object", "properties": fields}, st.dictionaries(st.sampled_from("abcde"), inner, max_size=3)),
-        st.builds(lambda item, fewest, more: {"type": "array", "items": item, "minItems": fewest, "maxItems": fewest + more},
-                  inner, st.integers(0, 3), st.integers(0, 2)),
+        st.dictionaries(st.sampled_from("abcde"), inner, max_size=3).map(lambda fields: {"type": "object", "properties": fields}),
+        st.tuples(inner, st.integers(0, 3), st.integers(0, 2)).map(
+            lambda drawn: {"type": "array", "items": drawn[0], "minItems": drawn[1], "maxItems": drawn[1] + drawn[2]}),
     ),
     max_leaves=6,
 )  # fmt: skip
