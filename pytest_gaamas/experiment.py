@@ -192,7 +192,9 @@ class Experiment:
         asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]
         if asked.outcome["valid"]:
             try:
-                self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=self.seed)
+                # The cell is in the seed, so a strategy that draws does not replay one cell's draws in every cell.
+                cell_seed = int(fingerprint(self.seed, fingerprint(game.fingerprint()), temperature), 16) % 2**32
+                self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=cell_seed)
             except SandboxUnavailable as error:
                 pytest.skip(f"strategy not run: {error}")
         else:

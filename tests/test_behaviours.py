@@ -197,3 +197,11 @@ def test_the_replayed_verdicts_are_those_recorded(smollm2_replay):
     document = smollm2_replay.document
     garp = [s for s in document["scores"] if s["behaviour"] == "garp_consistency"]
     assert garp and not garp[0]["passed"] and garp[0]["invalid"] == PAPER_TRIALS
+
+
+def test_the_random_agent_s_strategies_draw_apart_in_every_cell(workspace):
+    """A strategy that draws is seeded by its cell as well as by the run: the coin's strategy rows of
+    one table do not replay one sample in every cell."""
+    scores = [s for s in strategy_scores(reference_run("random", workspace)) if s["behaviour"] == "second_order_rationality"]
+    samples = {tuple(s["sample"]) for s in scores}
+    assert len(scores) == 12 and len(samples) > 6, len(samples)
