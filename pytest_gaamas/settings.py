@@ -71,9 +71,9 @@ def add_options(parser: pytest.Parser) -> None:
     option(
         "verdicts", "string", choices=VERDICT_MODES, metavar="MODE",
         help="report (default): a behaviour whose criterion the model misses, or whose trials cannot decide it, is a "
-        "finding, shown as MISSED or INCONCLUSIVE with one line saying why, and does not fail the session; fail: a "
-        "missed item fails (one line, no traceback); fail-inconclusive: an inconclusive one fails too, so only a met "
-        "criterion passes. Errors (a server gone, a missing cassette, a crash) fail in any mode, as do regressions "
+        "finding, shown as MISSED, AT CHANCE or INCONCLUSIVE with one line saying why, and does not fail the session; "
+        "fail: a missed or at-chance item fails (one line, no traceback); fail-inconclusive: an inconclusive one fails "
+        "too, so only a met criterion passes. Errors (a server gone, a missing cassette, a crash) fail in any mode, as do regressions "
         "under --gaamas-compare-fail.",
     )  # fmt: skip
     option(
@@ -97,8 +97,9 @@ def add_options(parser: pytest.Parser) -> None:
     option("save", "string", "save this run (scores, intervals, n, provenance) as NAME under the saved-runs directory", metavar="NAME")
     option(
         "compare", "string", metavar="NAME_OR_PATH",
-        help="compare this run with a saved one, cell by cell: old, new, difference, p-value (Fisher for rates, "
-        "Welch for means), Holm-adjusted over all cells compared",
+        help="compare this run with a saved one, cell by cell: old, new, difference, p-value (Fisher's exact test "
+        "for rates, a permutation test for means), Holm-adjusted over the cells the saved run met (the gated family), "
+        "the others a family of their own",
     )  # fmt: skip
     option(
         "compare-fail", "linelist", action="append", default=None, metavar="UNIT_OR_BEHAVIOUR=DROP",
