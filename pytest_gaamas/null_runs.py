@@ -62,6 +62,9 @@ class NullRates:
     behaviours: Mapping[str, str]
     #: Table title -> the behaviour that draws it.
     table_behaviour: Mapping[str, str] = field(default_factory=dict)
+    #: Agent -> for each of its runs, the test ids it met there: what a suite-wide false-"met" rate
+    #: (the runs in which an agent met anything it cannot have) is counted from.
+    met_in_runs: Mapping[str, list[list[str]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +72,7 @@ class NullRates:
             "agents": list(self.agents),
             "seeds": list(self.seeds),
             "behaviours": dict(self.behaviours),
+            "met_in_runs": {agent: runs for agent, runs in sorted(self.met_in_runs.items())},
             "tables": {
                 title: {"behaviour": self.table_behaviour.get(title), "agents": {a: vars(f) for a, f in per_agent.items()}}
                 for title, per_agent in sorted(self.tables.items())
@@ -83,6 +87,7 @@ class NullRates:
         return cls(
             agents=tuple(data["agents"]), seeds=tuple(data["seeds"]), tables=tables, behaviours=dict(data["behaviours"]),
             table_behaviour={title: entry["behaviour"] for title, entry in data["tables"].items() if entry.get("behaviour")},
+            met_in_runs=dict(data.get("met_in_runs") or {}),
         )  # fmt: skip
 
     def stale(self, behaviour: str, digest: str | None) -> bool:
@@ -152,7 +157,20 @@ def measure(
             met = sum(s.get("verdict") == "met" for s in documents[-1]["scores"])
             progress(f"seed {seed}: {len(agents)} agents, {met} cells met")
     tables, owner = tally(documents)
-    return NullRates(tuple(plan), tuple(seeds), tables, behaviour_digests(files), owner)
+    return NullRates(tuple(plan), tuple(seeds), tables, behaviour_digests(files), owner, met_in_runs(documents))
+
+
+def met_in_runs(documents: Sequence[Mapping[str, Any]]) -> dict[str, list[list[str]]]:
+    """For each agent, the test ids it met in each run it played."""
+    runs: dict[str, list[list[str]]] = {}
+    for document in documents:
+        met: dict[str, list[str]] = {score["model"]: [] for score in document["scores"]}
+        for score in document["scores"]:
+            if score.get("verdict") == "met":
+                met[score["model"]].append(score["test_id"])
+        for agent, ids in met.items():
+            runs.setdefault(agent, []).append(sorted(ids))
+    return runs
 
 
 @lru_cache(maxsize=1)
