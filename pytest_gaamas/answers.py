@@ -25,7 +25,13 @@ _JSON_TAG = re.compile(r"(?:json)?", re.IGNORECASE)
 
 class InvalidAnswer(ValueError):
     """The reply cannot be used as a decision. The message reads "kind: detail", and the kind
-    (before the colon) is what the reports count."""
+    (before the colon) is what the reports count. ``told`` is what a game may say of it to the model
+    in a later prompt: the suite's own words, never a value the model wrote, which could otherwise
+    write into its own next prompt or into another player's (the message quotes the value)."""
+
+    def __init__(self, reason: str, told: str | None = None):
+        super().__init__(reason)
+        self.told = reason if told is None else told
 
 
 def json_blocks(text: str) -> list[str]:
@@ -83,7 +89,7 @@ def json_object(reply: str) -> dict[str, Any]:
     try:
         value = safejson.loads(text)
     except safejson.JSONError as error:
-        raise InvalidAnswer(f"not JSON: {error}") from None
+        raise InvalidAnswer(f"not JSON: {error}", told=f"not JSON: {error.told}") from None
     if not isinstance(value, dict):
         raise InvalidAnswer(f"not a JSON object: got {type(value).__name__}")
     return value
@@ -97,10 +103,8 @@ def field(obj: dict[str, Any], key: str) -> Any:
 
 def number(obj: dict[str, Any], key: str) -> float:
     value = field(obj, key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidAnswer(f"not a number: field {key!r} is {value!r}")
-    if not math.isfinite(value):
-        raise InvalidAnswer(f"not a number: field {key!r} is {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidAnswer(f"not a number: field {key!r} is {value!r}", told=f"not a number: field {key!r} must be a number")
     return float(value)
 
 
@@ -111,7 +115,8 @@ def choice(obj: dict[str, Any], key: str, options: tuple[str, ...]) -> str:
         for option in options:
             if value.strip().casefold() == option.casefold():
                 return option
-    raise InvalidAnswer(f"not an option: field {key!r} is {value!r}, not one of {', '.join(options)}")
+    raise InvalidAnswer(f"not an option: field {key!r} is {value!r}, not one of {', '.join(options)}",
+                        told=f"not an option: field {key!r} must be one of {', '.join(options)}")
 
 
 def bounded(obj: dict[str, Any], key: str, low: float, high: float) -> float:
@@ -124,7 +129,7 @@ def bounded(obj: dict[str, Any], key: str, low: float, high: float) -> float:
 def text(obj: dict[str, Any], key: str) -> str:
     value = field(obj, key)
     if not isinstance(value, str):
-        raise InvalidAnswer(f"not text: field {key!r} is {value!r}")
+        raise InvalidAnswer(f"not text: field {key!r} is {value!r}", told=f"not text: field {key!r} must be text")
     return value
 
 
@@ -135,7 +140,7 @@ def reader(read: Callable[[dict[str, Any]], Any]) -> Callable[[str], Answer]:
         try:
             return Answer(True, read(json_object(reply)))
         except InvalidAnswer as error:
-            return Answer.invalid(str(error))
+            return Answer.invalid(str(error), told=error.told)
 
     return parse
 

@@ -29,15 +29,20 @@ class Answer:
     reason: str = ""
     #: The reply as written, for games that carry a conversation on.
     text: str = ""
+    #: What a game may tell the model of an unusable reply in a later prompt: the suite's own words,
+    #: never what the model wrote (``answers.InvalidAnswer.told``); the reason where it quotes nothing.
+    told: str = ""
 
     def __post_init__(self) -> None:
+        if not self.told:
+            object.__setattr__(self, "told", self.reason)
         # A reason quotes what the model wrote; a 65 KB value would be copied into every trial.
         if len(self.reason) > MAX_REASON:
             object.__setattr__(self, "reason", f"{self.reason[:MAX_REASON]}... ({len(self.reason):,} characters)")
 
     @classmethod
-    def invalid(cls, reason: str) -> Answer:
-        return cls(False, None, reason)
+    def invalid(cls, reason: str, told: str = "") -> Answer:
+        return cls(False, None, reason, told=told)
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,8 @@ def read_reply(said: str | Reply, decision: Decision) -> tuple[str, str, Answer]
     thinking = "\n\n".join(part for part in (reply.thinking.strip(), inline) if part)
     answer = decision.parse(text)
     if not answer.valid and reply.truncated:
-        answer = Answer.invalid(f"truncated: the reply reached the token limit before a usable answer ({answer.reason})")
+        answer = Answer.invalid(f"truncated: the reply reached the token limit before a usable answer ({answer.reason})",
+                                told=f"truncated: the reply reached the token limit before a usable answer ({answer.told})")
     return text, thinking, replace(answer, text=text)
 
 

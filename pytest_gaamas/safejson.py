@@ -30,11 +30,18 @@ MAX_INT_DIGITS = 30
 
 
 class JSONError(ValueError):
-    """The text is not JSON that the suite accepts; the message says why, in a few words."""
+    """The text is not JSON that the suite accepts; the message says why, in a few words. ``told`` says
+    it without quoting the text (a key, a value), for a message a model may read."""
+
+    def __init__(self, message: str, told: str | None = None):
+        super().__init__(message)
+        self.told = message if told is None else told
 
 
 class _Rejected(Exception):
-    pass
+    def __init__(self, message: str, told: str | None = None):
+        super().__init__(message)
+        self.told = message if told is None else told
 
 
 def _integer(digits: str) -> int:
@@ -46,7 +53,7 @@ def _integer(digits: str) -> int:
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _Rejected(f"the number {text[:40]} is out of range")
+        raise _Rejected(f"the number {text[:40]} is out of range", told="a number is out of range")
     return value
 
 
@@ -58,7 +65,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj and obj[key] != value:
-            raise _Rejected(f"the key {key[:40]!r} appears twice with different values")
+            raise _Rejected(f"the key {key[:40]!r} appears twice with different values", told="a key appears twice with different values")
         obj[key] = value
     return obj
 
@@ -76,11 +83,11 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     except json.JSONDecodeError as error:
         raise JSONError(f"{error.msg} at character {error.pos}") from None
     except _Rejected as error:
-        raise JSONError(str(error)) from None
+        raise JSONError(str(error), told=error.told) from None
     except RecursionError:
         raise JSONError(f"nested more than {max_depth} levels deep") from None
     except (ValueError, TypeError) as error:  # what the decoder may raise beyond its own error
-        raise JSONError(f"{type(error).__name__}: {str(error)[:80]}") from None
+        raise JSONError(f"{type(error).__name__}: {str(error)[:80]}", told=type(error).__name__) from None
     _check_shape(value, max_depth)
     return value
 

@@ -383,7 +383,7 @@ class AgentCoordinationGame:
                     result = f"you played {moves[player]}, {other(player)} played {theirs or 'nothing valid'}"
                     news[player] = f"Round {r + 1}: {result}; your prediction was {'right' if entry['correct'] else 'wrong'}: {entry['points']:+g}.\n"
                 else:
-                    news[player] = f"Round {r + 1}: your answer was unusable ({entry['reason']}); {other(player)} played {theirs or 'nothing valid'}: +0.\n"
+                    news[player] = f"Round {r + 1}: your answer was unusable ({replies[player].told}); {other(player)} played {theirs or 'nothing valid'}: +0.\n"
                 history[player].append(moves[player])
         return self._outcome(trial, talk, scored, exposed=False)
 

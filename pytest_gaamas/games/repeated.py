@@ -183,7 +183,7 @@ class HiddenPatternGame:
                 news = f"Round {r + 1}: opponent played {opponent[r]}; your prediction was {verdict}{played}: {points:+g}.\n"
             else:
                 result.update(reason=answer.reason, correct=False, points=None)
-                news = f"Round {r + 1}: opponent played {opponent[r]}; your answer was unusable ({answer.reason}): no points.\n"
+                news = f"Round {r + 1}: opponent played {opponent[r]}; your answer was unusable ({answer.told}): no points.\n"
             results.append(result)
         return {"valid": True, "pattern": list(pattern), "rounds": results, "presented": {"listed": list(listed)}}
 
