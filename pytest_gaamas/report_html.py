@@ -333,7 +333,7 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
     notes = "".join(f"<li>{_e(n)}</li>" for n in comparison.get("notes", []))
     rows = []
     for c in cells:
-        verdict = "DROP" if c.get("dropped") else ""
+        verdict = "LOST" if c.get("lost") else "DROP" if c.get("dropped") else ""
         old_verdict, new_verdict = c.get("old_verdict"), c.get("new_verdict")
         criterion = f"{old_verdict} -> {new_verdict}" if old_verdict and new_verdict and old_verdict != new_verdict else ""
         rows.append("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in (

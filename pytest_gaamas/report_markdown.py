@@ -95,8 +95,11 @@ def _within_limit(text: str) -> str:
 
 def _comparison(comparison: dict) -> list[str]:
     cells = comparison.get("cells", [])
-    dropped = [c for c in cells if c.get("dropped")]
-    verdict = f"**{len(dropped)} cell{'s' if len(dropped) != 1 else ''} dropped**" if dropped else "**no cell dropped**"
+    # A cell that lost its usable answers fails the comparison as a drop does, and is listed with them.
+    dropped = [c for c in cells if c.get("dropped") or c.get("lost")]
+    lost = sum(bool(c.get("lost")) for c in dropped)
+    verdict = (f"**{len(dropped)} cell{'s' if len(dropped) != 1 else ''} dropped{f' ({lost} lost their answers)' if lost else ''}**"
+               if dropped else "**no cell dropped**")  # fmt: skip
     lines = [f"## Compared with {inert.markdown(comparison.get('with', ''))}: {verdict}", ""]
     lines += [f"- {inert.markdown(note)}" for note in comparison.get("notes", [])]
     if dropped:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import compare, report, runlog, stats
+from pytest_gaamas import compare, report, report_markdown, runlog, stats
 from pytest_gaamas.report import Score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -377,4 +377,6 @@ def test_a_model_that_stops_answering_fails_the_session(tmp_path):
     assert "LOST first_order_rationality" in output and "0 of 30 answers usable, 30 invalid" in " ".join(output.split())
     (lost,) = [c for c in report["comparison"]["cells"] if c["lost"]]
     assert lost["old_usable"] == 30 and lost["new_usable"] == 0
-    assert runlog.read(tmp_path / "run-1.json").comparison["cells"][0]["lost"]  # the run log with its losses reads back
+    log = runlog.read(tmp_path / "run-1.json")
+    assert log.comparison["cells"][0]["lost"]  # the run log with its losses reads back
+    assert "**1 cell dropped (1 lost their answers)**" in report_markdown.render(log)  # the summary says it failed, and why
