@@ -43,7 +43,7 @@ class FakeOllama:
     """Speaks Ollama's HTTP API (/api/chat, /api/tags) on loopback. Not a real Ollama server: none can
     be installed here, so this checks what the official client sends and how its answers are read."""
 
-    def __init__(self, models, content='{"asset_a": 30, "asset_b": 70}', thinking=None, done_reason="stop"):
+    def __init__(self, models, content='{"asset_a": 30, "asset_b": 70}', thinking=None, done_reason="stop", digest=None):
         self.chats = []
         fake = self
 
@@ -60,7 +60,8 @@ class FakeOllama:
                 self.wfile.write(data)
 
             def do_GET(self):
-                listed = [{"model": m, "name": m, "digest": f"digest-of-{m}", "size": 1, "modified_at": "2026-01-01T00:00:00Z"} for m in models]
+                listed = [{"model": m, "name": m, "digest": digest or f"digest-of-{m}", "size": 1, "modified_at": "2026-01-01T00:00:00Z"}
+                          for m in models]  # fmt: skip
                 self._send(200, {"models": listed})
 
             def do_POST(self):
@@ -102,6 +103,16 @@ def test_ollama_wire_format_against_a_fake_loopback_server_not_a_real_ollama(fak
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert model.digest() == "digest-of-mistral-small:latest"
     assert model.usage.to_json() == {"requests": 25, "prompt_tokens": 25 * 40, "completion_tokens": 25 * 7, "reasoning_tokens": 0, "retries": {}}
+
+
+def test_an_ollama_digest_past_any_digest_s_length_is_not_kept_against_a_fake_loopback_server(monkeypatch):
+    """model.json and every run log carry the digest: 2 MB of one would make the next run refuse them."""
+    server = FakeOllama(["mistral-small:latest"], digest="sha256:" + "f" * 2_000_000)
+    monkeypatch.setenv("OLLAMA_HOST", server.host)
+    try:
+        assert resolve("mistral-small:latest").digest() is None
+    finally:
+        server.close()
 
 
 def test_ollama_missing_model_says_to_pull_it_against_a_fake_loopback_server(fake_ollama):

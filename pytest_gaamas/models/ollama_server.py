@@ -9,6 +9,7 @@ import httpx
 import ollama
 
 from ..errors import ModelUnavailable
+from ..inert import terminal
 from ..play import Reply, Request
 from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
 from .base import Model
@@ -17,6 +18,7 @@ from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 REQUEST_TIMEOUT_S = 300.0
+MAX_DIGEST_CHARS = 200
 
 
 class OllamaModel(Model):
@@ -99,7 +101,10 @@ class OllamaModel(Model):
             except Exception:  # provenance is best effort: an unreachable server is reported by reply()
                 return None
             wanted = {self.name, f"{self.name}:latest"}
-            self._digest = next((m.digest for m in listed if m.model in wanted), None)
+            digest = next((m.digest for m in listed if m.model in wanted), None)
+            # Kept only as what a digest is (sha256:<64 hex>, a few more characters at most): model.json
+            # and every run log carry it, and the next run refuses a model.json past its size bound.
+            self._digest = terminal(digest) if isinstance(digest, str) and len(digest) <= MAX_DIGEST_CHARS else None
         return self._digest
 
     def provenance(self) -> dict:
