@@ -1,0 +1,88 @@
+"""The "met" verdicts agents that never read the game earn, measured: the shipped figures describe the
+shipped behaviours as they are, cover every table that judges and travel in the run record; no
+blind agent meets what it cannot have; each table holds its level against a coin played at 20
+seeds of its own; and the docs say the suite-wide figure as it was measured."""
+
+import pytest
+from conftest import ROOT, SHIPPED
+from test_blind_agents import EXCEPTIONS, OPEN_DEFECTS, explained
+
+from pytest_gaamas import null_runs
+
+MEASURE_AGAIN = "measure again: python -m pytest_gaamas null-rates -o pytest_gaamas/data/null_met.json"
+
+
+@pytest.fixture(scope="module")
+def rates() -> null_runs.NullRates:
+    shipped = null_runs.shipped()
+    assert shipped is not None, f"pytest_gaamas/data/null_met.json is missing; {MEASURE_AGAIN}"
+    return shipped
+
+
+def unexplained(test_ids: list[str]) -> list[str]:
+    return [t for t in test_ids if explained(t, EXCEPTIONS) is None and explained(t, OPEN_DEFECTS) is None]
+
+
+def test_the_shipped_figures_are_those_of_the_shipped_behaviours_as_they_are(rates):
+    digests = null_runs.behaviour_digests(ROOT / "behaviours" / f"test_{name}.py" for name in SHIPPED)
+    stale = sorted(name for name, digest in digests.items() if rates.stale(name, digest))
+    assert not stale, f"behaviours changed since their null runs: {stale}; {MEASURE_AGAIN}"
+    assert rates.met_in_runs["reference:random"] and len(rates.met_in_runs["reference:random"]) == 20
+
+
+def coin_runs_outside(rates) -> list[list[str]]:
+    """For each of the coin's runs, what it met that no exception or open defect explains."""
+    return [unexplained(met) for met in rates.met_in_runs["reference:random"]]
+
+
+def test_each_table_holds_its_level_against_the_coin(rates):
+    """A table's cells are one family at 5%: if a table let the coin through 5% of the time, 4 or more
+    of 20 runs would happen 1.6% of the time; more than 3 says the table's own correction fails."""
+    per_function: dict[str, int] = {}
+    for met in coin_runs_outside(rates):
+        for function in {test_id.split("::")[1].split("[")[0] for test_id in met}:
+            per_function[function] = per_function.get(function, 0) + 1
+    assert all(count <= 3 for count in per_function.values()), per_function
+
+
+def test_the_statistics_page_says_in_how_many_runs_the_coin_met_what_it_cannot_have(rates):
+    """The suite-wide figure is said as measured: each table holds its level, but the suite has no
+    correction across its families, and several sit exactly at the coin's null."""
+    runs = coin_runs_outside(rates)
+    said = f"in {sum(1 for met in runs if met)} of {len(runs)} whole-suite runs"
+    assert said in " ".join((ROOT / "docs" / "statistics.md").read_text().split()), f"docs/statistics.md should say {said!r}"
+
+
+def test_no_blind_agent_of_the_null_runs_meets_what_it_cannot_have(rates):
+    """The null runs' blind agents, at their own seeds, beside the property test's grid at one seed."""
+    found = {agent: sorted({t for met in runs for t in unexplained(met)}) for agent, runs in rates.met_in_runs.items()
+             if agent != "reference:random"}  # fmt: skip
+    assert not any(found.values()), {agent: ids for agent, ids in found.items() if ids}
+
+
+def test_every_table_that_judges_has_its_figures_and_the_replay_says_them_under_it(rates, smollm2_replay):
+    judged = {s["table"] for s in smollm2_replay.document["scores"] if s.get("verdict")}
+    assert judged <= set(rates.tables), f"tables without null runs: {sorted(judged - set(rates.tables))}; {MEASURE_AGAIN}"
+    kept = smollm2_replay.document["null_rates"]
+    assert judged <= set(kept) and not any(entry["stale"] for entry in kept.values())
+    assert smollm2_replay.output.count("met without reading the game, in seeded null runs: reference:random") >= len(
+        [t for t in judged if "reference:random" in rates.tables[t]]
+    ) > 0
+
+
+def test_a_tally_counts_each_agent_s_runs_and_met_cells_per_table():
+    def score(model, table, verdict, test_id="t"):
+        return {"model": model, "table": table, "verdict": verdict, "behaviour": "b", "test_id": test_id}
+
+    runs = [
+        {"scores": [score("coin", "T", "met", "a"), score("coin", "T", "missed"), score("blind", "T", "missed")]},
+        {"scores": [score("coin", "T", "missed"), score("coin", "T", "inconclusive")]},
+    ]
+    tables, owner = null_runs.tally(runs)
+    assert tables["T"]["coin"] == null_runs.TableNull(cells=2, met_per_run=0.5, runs_with_met=1, runs=2)
+    assert tables["T"]["blind"] == null_runs.TableNull(cells=1, met_per_run=0.0, runs_with_met=0, runs=1)
+    assert owner == {"T": "b"}
+    assert null_runs.met_in_runs(runs) == {"coin": [["a"], []], "blind": [[]]}
+    entry = {"agents": {a: vars(f) for a, f in tables["T"].items()}, "stale": False}
+    assert null_runs.note(entry) == ("met without reading the game, in seeded null runs: of 2 blind agents, at most 0.5 a run "
+                                     "(in 1 of 2 runs), coin")  # fmt: skip
