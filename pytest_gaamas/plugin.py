@@ -180,6 +180,8 @@ class GaamasSession:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         _verdicts_in_order(terminalreporter)
+        if compare.failed(self.changes):  # the closing line says the comparison failed, and how many cells
+            terminalreporter.stats[DROPPED] = [c for c in self.changes if c.dropped or c.lost]
         for error in self.errors:
             terminalreporter.write_line(inert.terminal(f"gaamas: {error}"), red=True, bold=True)
         for reason, count in sorted(self.skipped_unavailable.items()):
@@ -486,6 +488,10 @@ class GaamasSession:
 def _fill(line: str, width: int) -> str:
     """A long line of the summary over several, never broken inside an option's name."""
     return textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False)
+
+
+#: The closing line's word for the cells a comparison failed on (dropped, or their answers lost).
+DROPPED = "dropped in the comparison"
 
 
 def _verdicts_in_order(terminalreporter) -> None:

@@ -140,10 +140,11 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
 
     code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=passing)
     assert code == 1 and "DROP ultimatum" in output
+    assert "1 dropped in the comparison in" in output.strip().splitlines()[-1], output.strip().splitlines()[-1]
     (dropped,) = [c for c in report["comparison"]["cells"] if c["dropped"]]
     assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(16 / 30)
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
-    assert code == 0 and "DROP" not in output  # the behaviour's allowance wins over its unit's
+    assert code == 0 and "DROP" not in output and "dropped in the comparison" not in output  # the behaviour's allowance wins
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=dollars=0", select=passing)
     assert code == 0 and "DROP" not in output  # a fall in a rate is not judged by an allowance in dollars
 
@@ -375,6 +376,7 @@ def test_a_model_that_stops_answering_fails_the_session(tmp_path):
     code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=nothing_usable)
     assert code == 1, output[-3000:]
     assert "LOST first_order_rationality" in output and "0 of 30 answers usable, 30 invalid" in " ".join(output.split())
+    assert "1 dropped in the comparison in" in output.strip().splitlines()[-1]  # the closing line says the gate failed
     (lost,) = [c for c in report["comparison"]["cells"] if c["lost"]]
     assert lost["old_usable"] == 30 and lost["new_usable"] == 0
     log = runlog.read(tmp_path / "run-1.json")
