@@ -191,10 +191,11 @@ def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score
     return [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
 
 
-def unpaired(old: Sequence[Score], new: Sequence[Score]) -> str | None:
+def unpaired(old: Sequence[Score], new: Sequence[Score], *, subset: bool = False) -> str | None:
     """A note on the saved run's cells of a model and behaviour this run played that found no cell
     to be compared with: a cell renamed or given a parameter since the run was saved is not gated
-    on, and a gate that silently skips cells would look greener than it is. None when all paired."""
+    on, and a gate that silently skips cells would look greener than it is; ``subset``: this run chose
+    some items (``-k``, ``-m``, node ids), so a cell may simply not have been run. None when all paired."""
     mapping = _model_mapping(old, new)
     played = {(mapping.get(s.model), s.behaviour) for s in new}
     here = {(mapping.get(s.model), _cell_key(s)) for s in new}
@@ -206,6 +207,9 @@ def unpaired(old: Sequence[Score], new: Sequence[Score]) -> str | None:
         return None
     where = ", ".join(f"{behaviour} {count}" for behaviour, count in sorted(lost.items()))
     count = sum(lost.values())
+    if subset:
+        return (f"{count} cell{'' if count == 1 else 's'} of the saved run found no cell of this run to compare with ({where}): left out "
+                "by this run's selection (-k, -m or node ids), or renamed or re-parametrized since the run was saved; not gated on")
     return (f"{count} cell{'' if count == 1 else 's'} of the saved run found no cell of this run to compare with, though their behaviour ran "
             f"({where}): renamed or re-parametrized since the run was saved, so not gated on; save a run again to gate on them")
 

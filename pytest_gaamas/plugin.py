@@ -430,7 +430,9 @@ class GaamasSession:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         self.compare_notes += compare.digest_changes(saved.run, document["run"])
-        lost = compare.unpaired(saved.scores, self.collected.scores)
+        option = self.config.option
+        subset = bool(getattr(option, "keyword", "") or getattr(option, "markexpr", "") or any("::" in a for a in self.config.args))
+        lost = compare.unpaired(saved.scores, self.collected.scores, subset=subset)
         if lost:
             self.compare_notes.append(lost)
         tested = [c for c in self.changes if not math.isnan(c.p_value)]

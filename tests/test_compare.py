@@ -91,6 +91,9 @@ def test_saved_cells_that_find_no_partner_though_their_behaviour_ran_are_said():
     note = compare.unpaired(saved, now)
     assert note.startswith("1 cell of the saved run found no cell") and "(commons 1)" in note and "dictator" not in note  # not run: not counted
     assert compare.unpaired(saved[:1], now[:1]) is None
+    assert "renamed or re-parametrized since the run was saved, so not gated on" in note
+    chosen = compare.unpaired(saved, now, subset=True)  # -k, -m or node ids chose what ran: the cell may just not have run
+    assert "left out by this run's selection (-k, -m or node ids), or renamed" in chosen
 
 
 def test_a_model_whose_weights_changed_under_its_name_is_noticed():
