@@ -95,6 +95,7 @@ class GaamasSession:
         if spec not in self.models:
             model = resolve(spec)
             model.max_tokens, model.think, model.retries = self.settings.max_tokens, self.settings.think, self.settings.retries
+            model.timeout = self.settings.timeout
             model.request_budget = self.request_budget
             self.models[spec] = model
         return self.models[spec]

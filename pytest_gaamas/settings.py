@@ -13,7 +13,7 @@ import pytest
 from .cassettes import RECORD_MODES
 from .compare import RUN_NAME, UNITS, CompareError, load_run
 from .models import SpecError, canonical_spec
-from .models.base import DEFAULT_RETRIES
+from .models.base import DEFAULT_RETRIES, REQUEST_TIMEOUT_S
 
 DEFAULT_MODEL = "embedded:smollm2"
 VERDICT_MODES = ("report", "fail", "fail-inconclusive")
@@ -63,6 +63,9 @@ def add_options(parser: pytest.Parser) -> None:
     }
     for name, help in numbers.items():
         option(name, "string", type=int, metavar="N", help=help)
+    option("timeout", "string", type=float, metavar="SECONDS",
+           help="the longest one request to a model's server may take, its answer read whole, 1 to 3,600 (default: 300); "
+           "a request past it is asked again as --gaamas-retries says, then the model is said unavailable")  # fmt: skip
     option(
         "think", "bool", action="store_true", default=False,
         help="the model reasons before it answers: ask the server to think (Ollama's think) and give it room; "
@@ -145,6 +148,8 @@ class Settings:
     max_tokens: int | None = None
     think: bool = False
     retries: int = DEFAULT_RETRIES
+    #: --gaamas-timeout: seconds a request may take, its answer read whole.
+    timeout: float = REQUEST_TIMEOUT_S
     max_requests: int | None = None
     #: Trials played at once; None: the model's own default.
     concurrency: int | None = None
@@ -204,6 +209,7 @@ class Settings:
         max_tokens = bounded("max_tokens", int, 16)
         max_requests = bounded("max_requests", int, 1)
         retries = bounded("retries", int, 0, 20)
+        timeout = bounded("timeout", float, 1, 3600)
         temperature = bounded("temperature", float, 0, 2)
 
         thresholds = {}
@@ -272,6 +278,7 @@ class Settings:
             max_tokens=max_tokens,
             think=bool(value("think")),
             retries=DEFAULT_RETRIES if retries is None else retries,
+            timeout=REQUEST_TIMEOUT_S if timeout is None else timeout,
             max_requests=max_requests,
             concurrency=concurrency,
             verdicts=verdicts,

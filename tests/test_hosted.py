@@ -7,6 +7,7 @@ model; what is tested is the client's side."""
 from __future__ import annotations
 
 import email.utils
+from contextlib import nullcontext
 import html
 import json
 import tempfile
@@ -168,22 +169,28 @@ def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytes
     assert set(Path(tempfile.gettempdir()).glob("gaamas-requests-*")) == counters  # each run removed its counter
 
 
-def test_a_server_s_endless_answer_is_read_no_further_than_its_bound_and_said_in_one_line(fake_chat_server, monkeypatch):
+@pytest.mark.parametrize("recording", [False, True], ids=["sent", "recorded"])
+def test_a_server_s_endless_answer_is_read_no_further_than_its_bound_and_said_in_one_line(fake_chat_server, monkeypatch, tmp_path, recording):
+    """Recorded too: the recorder reads a body whole inside the transport, before any caller sees it."""
     from pytest_gaamas.models import bounded
 
     monkeypatch.setattr(bounded, "MAX_ANSWER_BYTES", 1 << 20)
     model = model_of(fake_chat_server(endless=True))
-    with pytest.raises(ModelUnavailable) as raised:
+    with pytest.raises(ModelUnavailable) as raised, cassettes.cassette(tmp_path / "c.yaml", "all") if recording else nullcontext():
         model.reply(portfolio_request())
+    assert not (tmp_path / "c.yaml").exists()
     assert "larger than 1,048,576 bytes, far past any chat completion" in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_a_server_that_answers_a_byte_at_a_time_meets_the_whole_request_s_deadline(fake_chat_server, quick_backoff):
+@pytest.mark.parametrize("recording", [False, True], ids=["sent", "recorded"])
+def test_a_server_that_answers_a_byte_at_a_time_meets_the_whole_request_s_deadline(fake_chat_server, quick_backoff, tmp_path, recording):
     """httpx's timeout is per read: a byte every 0.2 s never trips a 0.5 s timeout, the deadline does."""
     model = model_of(fake_chat_server(trickle=0.2), retries=1)
-    model._client_arguments["timeout"] = 0.5
+    model.timeout = 0.5  # --gaamas-timeout=0.5
     started = time.monotonic()
-    with pytest.raises(ModelUnavailable, match="did not answer in time, 2 times"):
+    with pytest.raises(ModelUnavailable, match="did not answer in time, 2 times"), (
+        cassettes.cassette(tmp_path / "c.yaml", "all") if recording else nullcontext()
+    ):
         model.reply(portfolio_request())
     assert time.monotonic() - started < 5
     assert model.usage.to_json()["retries"] == {"timeout": 1}
@@ -195,3 +202,17 @@ def test_a_server_s_oversized_fingerprint_is_not_kept_as_the_model_s_digest(fake
     model = model_of(fake_chat_server(body_extra={"system_fingerprint": "fp_44709d6fcb\x1b[2J"}))
     model.reply(portfolio_request())
     assert model.digest() == "fp_44709d6fcb\\x1b[2J"
+
+
+def test_the_timeout_option_cuts_a_server_that_never_finishes_its_answer(pytester, fake_chat_server, monkeypatch):
+    """--gaamas-timeout is the one every request reads with: a server that trickles its answer a byte
+    every half second is cut at 1 s and said in one line, where the default would wait five minutes."""
+    server = fake_chat_server(trickle=0.5)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    pytester.makepyfile(test_first_order_rationality=(ROOT / "behaviours" / "test_first_order_rationality.py").read_text())
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("--gaamas-model=openai:fake", "--gaamas-trials=1", "-p", "no:cacheprovider",
+                                           "--gaamas-record=all", "--gaamas-timeout=1", "--gaamas-retries=0", "-k", "given-actions")  # fmt: skip
+    assert time.monotonic() - started < 60
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*did not answer in time, 1 times; it may be overloaded*"])

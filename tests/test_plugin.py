@@ -44,6 +44,7 @@ def test_help_lists_the_options(pytester):
         (f"--gaamas-seed={10**31}", "*--gaamas-seed must be between 0 and 4294967295*"),
         ("--gaamas-seed=-1", "*--gaamas-seed must be between 0 and 4294967295*"),
         ("--gaamas-markdown=", "*--gaamas-markdown is given empty (an unset variable?)*"),
+        ("--gaamas-timeout=0", "*--gaamas-timeout must be between 1 and 3600*"),
         ("--gaamas-json=", "*--gaamas-json is given empty*"),
         ("--gaamas-cassette-dir=", "*--gaamas-cassette-dir is given empty*"),
     ],

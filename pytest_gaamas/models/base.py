@@ -16,6 +16,9 @@ MAX_REPLY_TOKENS = 256
 THINKING_TOKENS = 4096
 #: How often a request refused for a while (a rate limit, a server fault, a timeout) is sent again.
 DEFAULT_RETRIES = 4
+#: The longest one request may take, its answer read whole (--gaamas-timeout): a reasoning model's long
+#: answer comes well within it.
+REQUEST_TIMEOUT_S = 300.0
 
 
 def slug(text: str) -> str:
@@ -39,6 +42,8 @@ class Model(ABC):
         self.think = False
         #: --gaamas-retries: how often a request refused for a while is sent again.
         self.retries = DEFAULT_RETRIES
+        #: --gaamas-timeout: the longest one request may take, its answer read whole, in seconds.
+        self.timeout = REQUEST_TIMEOUT_S
         self.usage = Usage()
         #: --gaamas-max-requests: the run's live requests, shared by its models and workers.
         self.request_budget: RequestBudget | None = None

@@ -2,17 +2,20 @@
 
 httpx's timeouts apply to each read, so a server that sends a byte every 299 s holds a request for
 ever, and a body that never ends is read until memory runs out. The official clients (``openai``,
-``ollama``) both take an httpx transport; the one made here passes each request to httpx's own and reads
-the response through a stream that stops at ``max_bytes`` or at the request's deadline. The
-breaches are exceptions the model classes turn into one line: a timeout (asked again, as any
-timeout) or an answer too large (a model that is unavailable as it stands).
+``ollama``) both take an httpx transport; the one made here is httpx's own, whose connections read
+through a stream that counts what each request has read and gives each read only what is left of
+the request's deadline. The bound sits under the transport, where the bytes arrive, and not on the
+response, because a recording (vcrpy) reads the whole body inside the transport before any response
+reaches its caller. The breaches are exceptions the model classes turn into one line: a timeout
+(asked again, as any timeout) or an answer too large (a model that is unavailable as it stands).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
+import threading
 import time
-from collections.abc import Iterator
 from types import ModuleType
 
 #: A chat completion is a few kilobytes; a reasoning model's, a few hundred. Past this, no answer.
@@ -33,45 +36,89 @@ def too_large(error: BaseException | None) -> AnswerTooLarge | None:
     return None
 
 
+class _Request(threading.local):
+    """The request this thread is reading: its deadline and the bytes it may still read. A sync
+    client reads a request's answer in the thread that sent it; trials played at once each have one."""
+
+    deadline: float | None = None
+    seconds: float = 0.0
+    bound: int = MAX_ANSWER_BYTES
+    left: int = MAX_ANSWER_BYTES
+
+
 def bounded_transport(http: ModuleType, seconds: float):
     """A transport of ``http`` (the client's httpx: ``httpx``, or ``httpx2``, which newer ``openai``
-    releases are built on) whose responses are read within ``MAX_ANSWER_BYTES`` and ``seconds`` in all."""
-    return _classes(http)(seconds, MAX_ANSWER_BYTES)
+    releases are built on) whose every request is read within ``MAX_ANSWER_BYTES`` and ``seconds``."""
+    transport = http.HTTPTransport()
+    pool = transport._pool
+    core = sys.modules[type(pool).__module__.split(".")[0]]  # httpcore, or httpcore2 under httpx2
+    reading = _Request()
+    pool._network_backend = _backend(core)(pool._network_backend, reading)
+    return _transport(http)(transport, reading, seconds)
 
 
 @functools.cache
-def _classes(http: ModuleType) -> type:
-    class BoundedStream(http.SyncByteStream):
-        def __init__(self, stream, max_bytes: int, deadline: float, seconds: float):
-            self._stream, self._max_bytes, self._deadline, self._seconds = stream, max_bytes, deadline, seconds
+def _transport(http: ModuleType) -> type:
+    class BoundedTransport(http.BaseTransport):
+        """httpx's transport, each request given its deadline and its byte budget as it starts."""
 
-        def __iter__(self) -> Iterator[bytes]:
-            read = 0
-            for chunk in self._stream:
-                read += len(chunk)
-                if read > self._max_bytes:
-                    raise AnswerTooLarge(f"larger than {self._max_bytes:,} bytes")
-                if time.monotonic() > self._deadline:
-                    raise http.ReadTimeout(f"the whole answer took longer than {self._seconds:g} s")
-                yield chunk
+        def __init__(self, transport, reading: _Request, seconds: float):
+            self._transport, self._reading, self.seconds = transport, reading, seconds
+
+        def handle_request(self, request):
+            reading = self._reading
+            reading.deadline, reading.seconds = time.monotonic() + self.seconds, self.seconds
+            reading.bound = reading.left = MAX_ANSWER_BYTES
+            return self._transport.handle_request(request)
+
+        def close(self) -> None:
+            self._transport.close()
+
+    return BoundedTransport
+
+
+@functools.cache
+def _backend(core: ModuleType) -> type:
+    class BoundedStream(core.NetworkStream):
+        def __init__(self, stream, reading: _Request):
+            self._stream, self._reading = stream, reading
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            reading = self._reading
+            if reading.deadline is not None:
+                left = reading.deadline - time.monotonic()
+                if left <= 0:
+                    raise core.ReadTimeout(f"the whole answer took longer than {reading.seconds:g} s")
+                timeout = left if timeout is None else min(timeout, left)
+            data = self._stream.read(max_bytes, timeout)
+            reading.left -= len(data)
+            if reading.left < 0:
+                raise AnswerTooLarge(f"larger than {reading.bound:,} bytes")
+            return data
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._stream.write(buffer, timeout)
 
         def close(self) -> None:
             self._stream.close()
 
-    class BoundedTransport(http.BaseTransport):
-        def __init__(self, seconds: float, max_bytes: int):
-            self._inner = http.HTTPTransport()
-            self.seconds, self.max_bytes = seconds, max_bytes
+        def start_tls(self, *args, **kwargs):
+            return BoundedStream(self._stream.start_tls(*args, **kwargs), self._reading)
 
-        def handle_request(self, request):
-            deadline = time.monotonic() + self.seconds
-            response = self._inner.handle_request(request)
-            return http.Response(
-                status_code=response.status_code, headers=response.headers, extensions=response.extensions,
-                stream=BoundedStream(response.stream, self.max_bytes, deadline, self.seconds),
-            )  # fmt: skip
+        def get_extra_info(self, info: str):
+            return self._stream.get_extra_info(info)
 
-        def close(self) -> None:
-            self._inner.close()
+    class BoundedBackend(core.NetworkBackend):
+        def __init__(self, backend, reading: _Request):
+            self._backend, self._reading = backend, reading
 
-    return BoundedTransport
+        def connect_tcp(self, *args, **kwargs):
+            return BoundedStream(self._backend.connect_tcp(*args, **kwargs), self._reading)
+
+        def connect_unix_socket(self, *args, **kwargs):
+            return BoundedStream(self._backend.connect_unix_socket(*args, **kwargs), self._reading)
+
+        def sleep(self, seconds: float) -> None:
+            self._backend.sleep(seconds)
+
+    return BoundedBackend

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from urllib.parse import urlsplit
 
@@ -17,7 +18,6 @@ from .bounded import bounded_transport, too_large
 from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
-REQUEST_TIMEOUT_S = 300.0
 MAX_DIGEST_CHARS = 200
 
 
@@ -31,13 +31,17 @@ class OllamaModel(Model):
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         #: The server as it may be shown and written: without credentials in the URL.
         self.shown_url = redact_url(self.host)
-        self.client = ollama.Client(host=self.host, timeout=REQUEST_TIMEOUT_S, transport=bounded_transport(httpx, REQUEST_TIMEOUT_S))
         self._digest: str | None = None
         address = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
         #: What of the host is a credential, scrubbed from whatever the client says.
         self._secrets = tuple(part for part in (address.password, address.username) if part)
         remember(*url_secrets(self.host))
         self._digest_asked = False
+
+    @functools.cached_property
+    def client(self):
+        """The official client, made when first used, so that --gaamas-timeout is the one it reads with."""
+        return ollama.Client(host=self.host, timeout=self.timeout, transport=bounded_transport(httpx, self.timeout))
 
     def reply(self, request: Request) -> str:
         if self.request_budget is not None:

@@ -33,7 +33,6 @@ OPENAI_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 #: Where OpenAI-compatible servers put a reasoning model's thoughts: vLLM's and DeepSeek's field,
 #: and the name some gateways and newer vLLM releases use.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
-REQUEST_TIMEOUT_S = 300.0
 #: What is worth asking again, as the official clients retry: a lock timeout, a conflict, a rate
 #: limit, a server's fault. Anything else would answer the same.
 RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -112,7 +111,7 @@ class OpenAICompatibleModel(Model):
         address = urlsplit(self.base_url)
         self._client_arguments = {
             "base_url": urlunsplit((address.scheme, address.netloc, address.path, "", "")), "api_key": key,
-            "default_query": dict(parse_qsl(address.query, keep_blank_values=True)) or None, "max_retries": 0, "timeout": REQUEST_TIMEOUT_S,
+            "default_query": dict(parse_qsl(address.query, keep_blank_values=True)) or None, "max_retries": 0,
         }  # fmt: skip
         self.response_format = response_format
         self._fingerprint: str | None = None
@@ -124,8 +123,8 @@ class OpenAICompatibleModel(Model):
         from .bounded import bounded_transport
 
         http = sys.modules[openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0]]
-        transport = bounded_transport(http, self._client_arguments["timeout"])
-        return openai.OpenAI(**self._client_arguments, http_client=openai.DefaultHttpxClient(transport=transport))
+        transport = bounded_transport(http, self.timeout)
+        return openai.OpenAI(**self._client_arguments, timeout=self.timeout, http_client=openai.DefaultHttpxClient(transport=transport))
 
     def _structured_output(self, schema) -> dict:
         if self.response_format == "json_object":
