@@ -1,5 +1,6 @@
 """``python -m pytest_gaamas report RUN -o report.html``: the report of a run saved earlier.
-``python -m pytest_gaamas null-rates [FILES]``: the "met" verdicts agents that never read the game earn, per table."""
+``python -m pytest_gaamas null-rates [FILES]``: the "met" verdicts agents that never read the game earn, per table.
+``python -m pytest_gaamas thresholds [PATHS]``: the thresholds each behaviour reads, for --gaamas-threshold."""
 
 from __future__ import annotations
 
@@ -39,9 +40,16 @@ def main(argv: list[str] | None = None) -> int:
     null.add_argument("--seeds", type=int, default=20, metavar="N", help="with --agent: seeded runs, seeds 1..N (default: 20)")
     null.add_argument("--workers", type=int, default=2, metavar="N", help="pytest-xdist workers per run (default: 2)")
     null.add_argument("-o", "--output", type=Path, default=Path("null_met.json"), metavar="PATH", help="where to write them")
+    listing = commands.add_parser(
+        "thresholds", help="list the thresholds each behaviour reads, for --gaamas-threshold BEHAVIOUR.NAME=VALUE",
+        description="The thresholds each behaviour file reads (gaamas.threshold), with their defaults as written.",
+    )  # fmt: skip
+    listing.add_argument("files", nargs="*", default=["behaviours"], metavar="PATH", help="behaviour files or folders (default: behaviours)")
     arguments = parser.parse_args(argv)
     if arguments.command == "null-rates":
         return _null_rates(arguments)
+    if arguments.command == "thresholds":
+        return _thresholds(arguments.files)
 
     started = time.perf_counter()
     try:
@@ -56,6 +64,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     size = arguments.output.stat().st_size
     print(terminal(f"gaamas: wrote {arguments.output} ({size / 1e6:.1f} MB) from {path} in {time.perf_counter() - started:.1f} s"))
+    return 0
+
+
+def _thresholds(paths: list[str]) -> int:
+    from .settings import threshold_names
+
+    found = threshold_names(paths)
+    if not found:
+        print(f"gaamas: no behaviour file (test_*.py) in {', '.join(paths)}", file=sys.stderr)
+        return 2
+    for behaviour, names in sorted(found.items()):
+        if names is None:
+            print(terminal(f"{behaviour}: names a threshold by a variable; its source says which"))
+        for name, default in sorted((names or {}).items()):
+            print(terminal(f"{behaviour}.{name}  (default {default})"))
     return 0
 
 

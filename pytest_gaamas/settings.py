@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,6 +222,9 @@ class Settings:
                 raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}") from None
             if not equals or not name.strip():
                 raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}")
+        unread = unread_thresholds(thresholds, threshold_names(config.args))
+        if unread:  # a misspelt name would otherwise change nothing, silently
+            raise pytest.UsageError(f"--gaamas-threshold: {unread}; `python -m pytest_gaamas thresholds` lists every name")
 
         allowed_drops = {}
         units = {unit.lower(): unit for unit in UNITS}
@@ -330,6 +334,51 @@ def behaviours_named_by(args: list[str]) -> set[str]:
         files = sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
         names |= {f.stem.removeprefix("test_") for f in files if f.suffix == ".py"}
     return names
+
+
+_THRESHOLD_CALL = re.compile(r"\.threshold\(")
+_THRESHOLD_NAMED = re.compile(r"\.threshold\(\s*[\"'](\w+)[\"']\s*,\s*([^)\n]*)\)")
+
+
+def threshold_names(args: list[str]) -> dict[str, dict[str, str] | None]:
+    """Each behaviour of the files and folders given, with the thresholds it reads (name -> default,
+    as written), read from its source; None where it names one by a variable, which only running it
+    would tell."""
+    found: dict[str, dict[str, str] | None] = {}
+    for arg in args:
+        path = Path(arg.split("::", 1)[0])
+        for file in sorted(path.rglob("test_*.py")) if path.is_dir() else [path] if path.suffix == ".py" else []:
+            try:
+                source = file.read_text(errors="replace")
+            except OSError:
+                continue
+            literal = _THRESHOLD_NAMED.findall(source)
+            every_call_literal = len(literal) == len(_THRESHOLD_CALL.findall(source))
+            found[file.stem.removeprefix("test_")] = {name: _constant(default, source) for name, default in literal} if every_call_literal else None
+    return found
+
+
+def _constant(written: str, source: str) -> str:
+    """A default as written, or the value of the module constant it names (``MIN_SURVIVAL = 0.5``)."""
+    assigned = re.search(rf"^{re.escape(written)}\s*=\s*([^#\n]+)", source, re.MULTILINE) if written.isidentifier() else None
+    return assigned.group(1).strip() if assigned else written.strip()
+
+
+def unread_thresholds(thresholds: dict[str, float], names: dict[str, dict[str, str] | None]) -> str | None:
+    """What of ``thresholds`` (--gaamas-threshold) no behaviour of the run reads, said with the names it
+    could have meant; None where every override is read, or where the run's behaviours cannot tell."""
+    if not names:
+        return None
+    unread = []
+    for key in thresholds:
+        behaviour, dot, name = key.rpartition(".")
+        if dot and behaviour not in names:
+            unread.append(f"no behaviour {behaviour!r} in this run (behaviours: {', '.join(sorted(names))})")
+        elif dot and names[behaviour] is not None and name not in names[behaviour]:
+            unread.append(f"{behaviour} reads no threshold {name!r} (it reads: {', '.join(sorted(names[behaviour])) or 'none'})")
+        elif not dot and all(read is not None for read in names.values()) and not any(key in read for read in names.values()):
+            unread.append(f"no behaviour of this run reads a threshold {key!r}")
+    return "; ".join(unread) or None
 
 
 def root_runs_dir(config: pytest.Config, value) -> Path:

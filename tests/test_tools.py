@@ -5,7 +5,7 @@ import importlib.util
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import outcomes
+from conftest import ROOT, gaamas_command, outcomes
 
 AGENTS = ["--gaamas-model=reference:random", "--gaamas-model=reference:rational"]
 
@@ -53,3 +53,12 @@ def test_pytest_recording_beside_it_adds_no_warning(behaviour_project):
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == 0 and "PytestAssertRewriteWarning" not in text and "warnings summary" not in text, text[-2000:]
     assert outcomes(result) == {"passed": 1, "missed": 1}
+
+
+def test_the_thresholds_command_lists_every_threshold_a_behaviour_reads_with_its_default():
+    code, said, _ = gaamas_command("thresholds", str(ROOT / "behaviours"))
+    assert code == 0
+    assert "garp_consistency.min_mean_ccei  (default 0.90)" in said and "ultimatum.min_acceptance  (default 0.5)" in said
+    assert said.count("\n") >= 16
+    code, _, errors = gaamas_command("thresholds", str(ROOT / "nowhere"))
+    assert code == 2 and "no behaviour file" in errors
