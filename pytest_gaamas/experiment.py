@@ -22,7 +22,7 @@ from .journal import Journal
 from .models import Model, slug
 from .models.reference import EVERY_GAME, SHORTCUTS
 from .redact import redact_text
-from .play import Game, TrialRecord, fingerprint, play_trial
+from .play import Game, TrialRecord, cell_seed, fingerprint, play_trial
 from .fidelity import Fidelity, HumanChoices
 from .figures import Figure
 from .report import NO_VALUE, ReferenceRow, Score, cell, p_value_text
@@ -193,8 +193,8 @@ class Experiment:
         if asked.outcome["valid"]:
             try:
                 # The cell is in the seed, so a strategy that draws does not replay one cell's draws in every cell.
-                cell_seed = int(fingerprint(self.seed, fingerprint(game.fingerprint()), temperature), 16) % 2**32
-                self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=cell_seed)
+                seed = cell_seed(self.seed, fingerprint(game.fingerprint()), temperature) % 2**32
+                self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=seed)
             except SandboxUnavailable as error:
                 pytest.skip(f"strategy not run: {error}")
         else:

@@ -188,3 +188,9 @@ def play_trial(game: Game, agent: Agent, trial: int, *, seed: int, temperature: 
 def fingerprint(*parts: Any) -> str:
     """A short stable hash of JSON-able parts."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def cell_seed(seed: int, cell: str, temperature: float) -> int:
+    """A seed for draws made in one cell: ``seed`` (a run's, or a request's) mixed with the cell (the
+    digest of its game's parameters) and its temperature, so that two cells never draw alike."""
+    return int(fingerprint(seed, cell, temperature), 16)

@@ -326,14 +326,18 @@ class Settings:
                 raise pytest.UsageError(f"{option}: cannot write in {directory} ({problem}); choose another place")
 
 
-def behaviours_named_by(args: list[str]) -> set[str]:
-    """The behaviours in the files and folders a run was given: ``test_ultimatum.py`` is ``ultimatum``."""
-    names = set()
+def behaviour_files(args: list[str]) -> list[Path]:
+    """The behaviour files among the files and folders a run was given (node ids name their file)."""
+    files = []
     for arg in args:
         path = Path(arg.split("::", 1)[0])
-        files = sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
-        names |= {f.stem.removeprefix("test_") for f in files if f.suffix == ".py"}
-    return names
+        files += [f for f in (sorted(path.rglob("test_*.py")) if path.is_dir() else [path]) if f.suffix == ".py"]
+    return files
+
+
+def behaviours_named_by(args: list[str]) -> set[str]:
+    """The behaviours in the files and folders a run was given: ``test_ultimatum.py`` is ``ultimatum``."""
+    return {f.stem.removeprefix("test_") for f in behaviour_files(args)}
 
 
 _THRESHOLD_CALL = re.compile(r"\.threshold\(")
@@ -345,16 +349,14 @@ def threshold_names(args: list[str]) -> dict[str, dict[str, str] | None]:
     as written), read from its source; None where it names one by a variable, which only running it
     would tell."""
     found: dict[str, dict[str, str] | None] = {}
-    for arg in args:
-        path = Path(arg.split("::", 1)[0])
-        for file in sorted(path.rglob("test_*.py")) if path.is_dir() else [path] if path.suffix == ".py" else []:
-            try:
-                source = file.read_text(errors="replace")
-            except OSError:
-                continue
-            literal = _THRESHOLD_NAMED.findall(source)
-            every_call_literal = len(literal) == len(_THRESHOLD_CALL.findall(source))
-            found[file.stem.removeprefix("test_")] = {name: _constant(default, source) for name, default in literal} if every_call_literal else None
+    for file in behaviour_files(args):
+        try:
+            source = file.read_text(errors="replace")
+        except OSError:
+            continue
+        literal = _THRESHOLD_NAMED.findall(source)
+        every_call_literal = len(literal) == len(_THRESHOLD_CALL.findall(source))
+        found[file.stem.removeprefix("test_")] = {name: _constant(default, source) for name, default in literal} if every_call_literal else None
     return found
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import answers
+from .. import answers, play
 from ..play import Request, fingerprint
 from .base import Model
 
@@ -237,8 +237,7 @@ def cell_seed(request: Request, cell: str | None = None) -> int:
     """The seed of a reference agent's draws for one request: the request's own seed (the run's, the
     trial's and the round's) mixed with its cell (the game's parameters, ``cell`` where already
     digested, and the temperature), so that two cells never replay the same draws."""
-    cell = cell if cell is not None else fingerprint(request.game.fingerprint())
-    return int(fingerprint(request.seed, cell, request.temperature), 16)
+    return play.cell_seed(request.seed, fingerprint(request.game.fingerprint()) if cell is None else cell, request.temperature)
 
 
 class ReferenceAgent(Model):
