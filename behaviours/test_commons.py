@@ -4,7 +4,10 @@ Game: pytest_gaamas.games.commons (after Gupta, Zhong, Yakura, Eisenmann & Rahwa
 villagers share a lake of 100 fish that regrows between rounds (x1.5 in the harsh lake, x2 in the
 rich one, up to 100); each eats 4 fish a round from their store and leaves when it runs out; the
 society collapses when fewer than 5 fish are left after a harvest or one villager is left, and lives
-at most 10 rounds. No prompt states a payoff. Modules: punishment (a heavy one takes a meal, 4 fish,
+at most 10 rounds. No prompt states a payoff. Counterbalanced across a cell's societies: the lake's
+scale (x1/4, x1, x4 in turn: capacity, need, stores, punishment and collapse line, never the regrowth
+or the catch's range of 0 to 120), so no fixed catch lives at more than one scale; which villagers
+are selfish; the order names are listed in. Every cell plays the same mix of scales. Modules: punishment (a heavy one takes a meal, 4 fish,
 a light one half), social learning (the two most successful peers' strategies, with what each
 caught), a group decision (each proposes a cap, each votes; the most votes win, the lowest on a tie).
 Cells (environment, personas, modules), chosen so that each of the seed's claims compares two cells
@@ -25,8 +28,12 @@ which no villager broke the voted cap.
 Theory: the myopic selfish agent (reference:rational) takes all its boat holds and the lake is gone
 in round 1 (the tragedy of the commons); reference:sustainable takes its share of what regrows and
 every society lives to round 10; reference:random over-harvests and collapses within 1-3 rounds.
-Verdict, per cell: the lower 95% bound of the survival rate to round 10 reaches
-`min_survival` (0.5). Override with --gaamas-threshold=commons.min_survival=VALUE.
+Verdict, per cell: the lower 95% bound of the survival rate to round 10, over the three scales,
+reaches `min_survival` (0.5): a constant catch lives at one scale at most, 4 of 10 societies,
+[0.17, 0.69]. Override with --gaamas-threshold=commons.min_survival=VALUE.
+Whether the catch reads the lake, per cell: the first round's catch asked (a society's mean) rises
+with the lake's scale (Jonckheere-Terpstra's exact permutation test over the societies, one-sided,
+Holm over the cells with its contrary); a catch that ignores the lake is the same at every scale.
 The seed's findings, each its own test over two cells (replayed): a log-rank test, one-sided at
 0.05 after Holm's correction over the family of nine, that the first cell's societies survive
 longer than the second's (agents). Adoption, social learning's effect on choices: how often a
@@ -41,7 +48,8 @@ p < 0.05), reported whichever way it comes out. The group's outcome beside the v
 choices: survival against the distribution of each villager's catch relative to its equal share.
 Seed 000's paradox where cooperation happens: in each mixed cell, do the selfish villagers ask more
 of the lake than the altruistic ones of the same society (catch over equal share, a sign-flip
-permutation test over the societies, one-sided, Holm over the mixed cells of a simulation)? A cell whose societies
+permutation test over the societies, one-sided, Holm over the mixed cells of a simulation; the two
+personas compared within each round, where they share the lake)? A cell whose societies
 survive (its survival criterion met) while that fidelity is not shown is flagged "collective
 cooperation without individual fidelity".
 """
@@ -53,7 +61,7 @@ import pytest
 
 from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, LINE, RATE, VIOLIN, Figure
-from pytest_gaamas.games.commons import MODULES, PUNISHMENT, SIMULATIONS, Commons, adoptions, persona_catches
+from pytest_gaamas.games.commons import MODULES, PUNISHMENT, SCALES, SIMULATIONS, Commons, adoptions, persona_catches
 from pytest_gaamas.report import NO_VALUE, cell, p_value_text
 
 SOCIETIES = 10
@@ -107,7 +115,7 @@ PEOPLE = {
 }
 
 TABLE = "The commons: 10 societies of 4 villagers per cell, 10 rounds at most"
-COLUMNS = ("survival to round 10 [95% CI]", "rounds survived [95% CI]", "harvest / sustainable [95% CI]",
+COLUMNS = ("survival to round 10 [95% CI]", "survived at x1/4, x1, x4", "rounds survived [95% CI]", "harvest / sustainable [95% CI]",
            "Gini of stores [95% CI]", "punishments per villager-round [95% CI]", "rounds the cap was kept [95% CI]", "n",
            "invalid answers")  # fmt: skip
 CLAIMS_TABLE = "The commons: the claims of Gupta et al., each a log-rank test over two cells"
@@ -157,9 +165,9 @@ def test_commons(gaamas, environment, personas, ablation, simulation):
         table=TABLE, metric="survival rate to round 10", estimate=survival, invalid=0, n=len(outcomes), verdict=verdict,
         criterion=f"lower 95% bound of the survival rate to round {game.rounds} >= {threshold}",
         columns=COLUMNS,
-        cells={COLUMNS[0]: cell(survival), COLUMNS[1]: cell(rounds_survived, 1), COLUMNS[2]: cell(harvest),
-               COLUMNS[3]: average(o["gini"] for o in outcomes), COLUMNS[4]: average(o["punishment_rate"] for o in outcomes),
-               COLUMNS[5]: average(o["norm_kept"] for o in outcomes), "n": str(len(outcomes)), "invalid answers": str(invalid)},
+        cells={COLUMNS[0]: cell(survival), COLUMNS[1]: by_scale(outcomes), COLUMNS[2]: cell(rounds_survived, 1), COLUMNS[3]: cell(harvest),
+               COLUMNS[4]: average(o["gini"] for o in outcomes), COLUMNS[5]: average(o["punishment_rate"] for o in outcomes),
+               COLUMNS[6]: average(o["norm_kept"] for o in outcomes), "n": str(len(outcomes)), "invalid answers": str(invalid)},
         details={"survived_rounds": [o["survived_rounds"] for o in outcomes], "collapse": [o["collapse"] for o in outcomes],
                  "invalid_by_phase": {k: sum(o["invalid"][k] for o in outcomes) for k in outcomes[0]["invalid"]} if outcomes else {}},
         row={"environment": environment, "personas": personas, "ablation": ablation, "simulation": simulation},
@@ -184,6 +192,11 @@ def test_commons(gaamas, environment, personas, ablation, simulation):
     group_and_villagers(gaamas, game, outcomes, survival, harvest, rank(environment, personas, ablation, simulation), panel, ablation, simulation)
     gaamas.verdict(verdict, f"{simulation}, {environment} lake, {personas}, {ablation}: survival to round {game.rounds} {cell(survival)}, "
                            f"{cell(rounds_survived, 1)} rounds, harvest {cell(harvest)} of the sustainable share; passing needs the lower bound >= {threshold}")  # fmt: skip
+
+
+def by_scale(outcomes) -> str:
+    """Societies alive at round 10 of those played, at each scale."""
+    return ", ".join(f"{sum(o['survived'] for o in outcomes if o['scale'] == s)}/{sum(o['scale'] == s for o in outcomes)}" for s in SCALES)
 
 
 def rank(environment, personas, ablation, simulation) -> int:
@@ -344,7 +357,7 @@ def fidelity_test(gaamas, cell, simulation):
     """The societies of a mixed cell where both personas asked: their selfish and altruistic catches,
     and the paired one-sided p that the selfish ask more (and that they ask less, the contrary)."""
     _, records = societies(gaamas, *cell, simulation)
-    pairs = [c for c in (persona_catches(r.outcome, cell[1]) for r in records) if {"selfish", "altruistic"} <= c.keys()]
+    pairs = [c for c in (persona_catches(r.outcome) for r in records) if {"selfish", "altruistic"} <= c.keys()]
     selfish, altruistic = [c["selfish"] for c in pairs], [c["altruistic"] for c in pairs]
     return [r.outcome for r in records], selfish, altruistic, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
 
@@ -399,3 +412,48 @@ def test_commons_adoption(gaamas, shown, not_shown):
         row={"cells": f"{', '.join(shown)} / {not_shown[2]}"}, row_rank=LEARNING_PAIRS.index((shown, not_shown)),
         details={"adopted": [k1, k2], "chances": [n1, n2]},
     )  # fmt: skip
+
+
+READS_TABLE = "The commons: does the first round's catch follow the lake's size? (catch asked, a society's mean [95% CI])"
+READS_COLUMNS = ("lake x1/4", "lake x1", "lake x4", "concordance (-1 to 1)", "p (rises, one-sided)", "p (Holm)")
+
+
+def first_catches(records) -> dict[float, list[float]]:
+    """Per scale, each society's mean first-round catch over the villagers whose answer was readable."""
+    by_scale = {s: [] for s in SCALES}
+    for outcome in (r.outcome for r in records):
+        first = outcome["rounds"][0]
+        asked = [v for name, v in first["wanted"].items() if name not in first["unreadable"]]
+        if asked:
+            by_scale[outcome["scale"]].append(sum(asked) / len(asked))
+    return by_scale
+
+
+def lake_test(gaamas, run):
+    _, records = societies(gaamas, *run)
+    catches = first_catches(records)
+    concordance, p = stats.ordered_groups_greater([catches[s] for s in SCALES])
+    return catches, concordance, p, stats.ordered_groups_greater([catches[s] for s in reversed(SCALES)])[1]
+
+
+@pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), RUNS)
+def test_commons_catch_follows_the_lake(gaamas, environment, personas, ablation, simulation):
+    tests = {run: lake_test(gaamas, run) for run in RUNS}
+    claim = verdicts.family({run: (p, contrary) for run, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation, simulation)]
+    catches, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
+    label = f"{environment} lake, {personas}, {ablation}" + series(simulation, ", ")
+    gaamas.score(
+        table=READS_TABLE, metric="concordance of the first catch with the lake's scale", estimate=stats.Estimate(concordance, concordance, concordance, sum(map(len, catches.values()))),
+        invalid=0, verdict=claim.verdict, columns=READS_COLUMNS, unit="",
+        criterion=f"the first round's catch rises with the lake's scale: Jonckheere-Terpstra permutation test over the societies, one-sided "
+                  f"p < {ALPHA} after Holm's correction over the {claim.family_size} cells; contradicted where it falls as significantly",
+        cells={**{column: cell(stats.mean(catches[s])) for column, s in zip(READS_COLUMNS, SCALES)},
+               READS_COLUMNS[3]: NO_VALUE if math.isnan(concordance) else f"{concordance:.2f}", READS_COLUMNS[4]: p_value_text(p),
+               READS_COLUMNS[5]: p_value_text(claim.p_adjusted)},
+        row={"cell": label}, row_rank=rank(environment, personas, ablation, simulation), verdict_label=SUPPORT[claim.verdict],
+        details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size,
+                 "first_catches": {str(s): v for s, v in catches.items()}},
+    )  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{label}: the first catch asked is {', '.join(cell(stats.mean(catches[s])) for s in SCALES)} at lakes "
+                                  f"x1/4, x1, x4 (concordance {concordance:.2f}, p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} "
+                                  f"after Holm over {claim.family_size})")  # fmt: skip

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_gaamas import answers, stats, verdicts
-from pytest_gaamas.games.commons import MODULES, NAMES, NOBODY, Commons, adoptions, gini, plurality, similarity
+from pytest_gaamas.games.commons import MODULES, NAMES, NOBODY, SCALES, Commons, adoptions, gini, plurality, similarity
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import Reply, play_trial
 
@@ -54,6 +54,37 @@ def test_the_sustainable_society_lives_to_the_end_and_the_myopic_one_collapses_i
     assert rate["sustainable"].low >= 0.5 and rate["myopic"].low < 0.5 and rate["random"].low < 0.5
 
 
+class FixedCatch:
+    """Asks the same catch every round and proposes it as the cap, votes the first cap listed, punishes
+    nobody: a society that never reads the lake."""
+
+    spec = "test:fixed-catch"
+
+    def __init__(self, catch: float):
+        self.catch = catch
+
+    def reply(self, request):
+        phase, options = request.decision.situation["phase"], request.decision.situation["options"]
+        fields = {"cap": {"cap": self.catch}, "vote": {"vote": options[0] if options else ""}, "punish": {"punish": "nobody"},
+                  "catch": {"catch": self.catch, "strategy": "The same every round."}}  # fmt: skip
+        return answers.dump(fields[phase])
+
+
+@pytest.mark.parametrize("environment", ["harsh", "rich"])
+def test_no_fixed_catch_keeps_societies_alive_at_more_than_one_scale(environment):
+    """The lake's scale is counterbalanced so that survival is earned by reading the lake: whatever
+    fixed number a villager asks, its societies live at one scale at most, never the 5 of 10 the
+    criterion's lower bound needs; the sustainable share lives at all three (the test above)."""
+    game = cell_game(environment, "mixed", "all modules")
+    alive_at = {}
+    for catch in (0.5, 1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20, 25, 30, 33, 40, 50, 60, 120):
+        outcomes = societies(game, FixedCatch(catch))
+        alive_at[catch] = {o["scale"] for o in outcomes if o["survived"]}
+        assert len(alive_at[catch]) <= 1, (catch, alive_at[catch])
+        assert stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes)).low < BEHAVIOUR.MIN_SURVIVAL
+    assert {s for scales in alive_at.values() for s in scales} == set(SCALES)  # each scale has its own window
+
+
 class CapKeeper:
     """Keeps to the village's voted cap when there is one and proposes its sustainable share; takes
     all a boat holds when no cap is voted: a society that a group decision alone can save."""
@@ -69,8 +100,8 @@ class CapKeeper:
             return answers.dump({"vote": min(situation["options"], key=float)})
         if situation["phase"] == "punish":
             return answers.dump({"punish": "nobody"})
-        cap = re.search(r"cap this round: (\d+) fish each", text)
-        return answers.dump({"catch": float(cap.group(1)) if cap else 30.0, "strategy": "Keep to the cap."})
+        cap = re.search(r"cap this round: ([\d.]+) fish each", text)
+        return answers.dump({"catch": float(cap.group(1)) if cap else float(Commons().max_catch), "strategy": "Keep to the cap."})
 
 
 def test_each_claim_tells_societies_apart_and_finds_nothing_where_there_is_nothing():

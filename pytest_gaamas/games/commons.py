@@ -5,7 +5,16 @@ The choices, each an experimental economist's:
 
 - **The pool.** A lake of fish that regrows between rounds by a fixed factor, capped at its capacity
   (GovSim's rule, which doubles: ``regrowth`` 2.0; here 1.5 is the *harsh* lake and 2.0 the *rich*
-  one). It starts full, at ``capacity`` 100. The pool's dynamics are never stated to the agents, as
+  one). It starts full, at ``capacity`` 100 at scale 1.
+- **The scale, counterbalanced across societies.** Society ``t`` of a cell plays at scale
+  ``scales[t % 3]`` (x1/4, x1, x4): the lake's capacity, each villager's need and first store, a
+  punishment's cost and strength and the collapse line are all multiplied by it; the regrowth (the
+  seed's manipulation), the number of villagers and rounds, and the range a catch is asked in (0 to
+  ``max_catch``, 120 at every scale) are not. So no fixed catch, and no fixed place in the range
+  asked, keeps a society alive at more than one scale (a catch that lasts is between about 0.8 and 2
+  fish a round at x1/4, 3.2 and 8.3 at x1, 13 and 33 at x4 in the harsh lake), while a villager who
+  takes its share of what the lake regrows lives at every scale. Every cell plays the same mix of
+  scales (4, 3 and 3 societies of its 10), so two cells compared are matched on it. The pool's dynamics are never stated to the agents, as
   in the seed: they see the lake before and after each round and infer the rest.
 - **The sustainable share.** What the village may take in a round and have the lake regrow to where
   it stood: ``lake * (1 - 1 / regrowth)`` (GovSim's half of the lake when it doubles), shared equally
@@ -48,7 +57,12 @@ The choices, each an experimental economist's:
   store, strategy or prompt ever enters it. Each request is one fresh prompt (system and user), not
   a growing conversation: the memory stands in for it.
 - **Personas** (the starting point, the seed's): *selfish* ("you look after yourself first"),
-  *altruistic* ("you care for the whole village"), or *mixed* (half each, alternating).
+  *altruistic* ("you care for the whole village"), or *mixed* (half each, alternating, and which
+  villagers are selfish alternates between societies: Ana and Cleo in even ones, Ben and Dev in odd
+  ones).
+- **The order names are listed in** rotates between societies (by one place every second society):
+  the punishment's options, the catches, the proposals and every list a prompt gives, so that "the
+  first name listed" is nobody in particular.
 - **Two simulations** (Zhou et al. 2024). ``agents``: the villagers' requests above. ``script``: one
   omniscient request a round is told everything every villager knows (each one's persona and store,
   marked as private to it) and the public record, and writes the whole round for every villager
@@ -70,7 +84,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import answers
@@ -79,6 +93,8 @@ from ..play import Answer, Decision, Trial
 NAMES = ("Ana", "Ben", "Cleo", "Dev", "Eli")
 MODULES = ("punishment", "social learning", "group decision")
 REGROWTH = {"harsh": 1.5, "rich": 2.0}
+#: The lake's scale, one per society in turn (the module's docstring).
+SCALES = (0.25, 1.0, 4.0)
 #: Fish a punishment takes from the punished: a whole round's meal, or half of one.
 PUNISHMENT = {"heavy": 4, "light": 2}
 #: The successful peers social learning shows each villager.
@@ -108,36 +124,45 @@ SCRIPT_PERSONAS = {
 }
 SCRIPT_SYSTEM_PROMPT = (
     "You write the story of {count} villagers, {names}, who live from the fish of a shared lake. Each round every "
-    "villager catches between 0 and {max_catch} fish, which go to their own store. After the catch, each villager eats "
-    "{need} fish from their store; a villager whose store cannot feed them leaves the village for good. The lake's "
-    "fish regrow between rounds, up to {capacity}. The village lives at most {rounds} rounds. What each villager wants, "
+    "villager catches between 0 and {max_catch:g} fish, which go to their own store. After the catch, each villager eats "
+    "{need:g} fish from their store; a villager whose store cannot feed them leaves the village for good. The lake's "
+    "fish regrow between rounds, up to {capacity:g}. The village lives at most {rounds} rounds. What each villager wants, "
     "which the others do not know: {personas}"
 )
 SCRIPT_TOKENS_PER_VILLAGER, SCRIPT_TOKENS_FRAME = 96, 64
 
 SYSTEM_PROMPT = (
     "You are {me}, one of {count} villagers who live from the fish of a shared lake. {persona} Each round every "
-    "villager catches between 0 and {max_catch} fish, which go to their own store. After the catch, each villager eats "
-    "{need} fish from their store; a villager whose store cannot feed them leaves the village for good. The lake's "
-    "fish regrow between rounds, up to {capacity}. The village lives at most {rounds} rounds."
+    "villager catches between 0 and {max_catch:g} fish, which go to their own store. After the catch, each villager eats "
+    "{need:g} fish from their store; a villager whose store cannot feed them leaves the village for good. The lake's "
+    "fish regrow between rounds, up to {capacity:g}. The village lives at most {rounds} rounds."
 )
 
 
-def persona_of(personas: str, index: int) -> str:
+def persona_of(personas: str, index: int, society: int = 0) -> str:
+    """The persona of villager ``index`` in society ``society``: in a mixed cell, which half is
+    selfish alternates between societies."""
     if personas == "mixed":
-        return ("selfish", "altruistic")[index % 2]
+        return ("selfish", "altruistic")[(index + society) % 2]
     return personas
 
 
-def persona_catches(outcome: Mapping[str, Any], personas: str) -> dict[str, float]:
-    """A society's mean catch asked over equal share (of what the lake regrows) for each persona, over
-    every round its villagers asked: whether each acts as the preference it was given."""
+def persona_catches(outcome: Mapping[str, Any]) -> dict[str, float]:
+    """A society's catch asked over equal share (of what the lake regrows) for each persona, compared
+    within a round: over the rounds in which both personas asked, the mean of each round's mean.
+    Villagers of one round share the lake and the share, so a catch that ignores the persona gives
+    both the same figure whoever is punished, leaves, or is listed first. An unreadable catch is no
+    ask."""
     by_persona: dict[str, list[float]] = {}
     for r in outcome["rounds"]:
         share = r["sustainable_total"] / len(r["alive"]) if r["alive"] else 0
+        asked: dict[str, list[float]] = {}
         for name, wanted in r["wanted"].items():
-            if share > 0:
-                by_persona.setdefault(persona_of(personas, NAMES.index(name)), []).append(wanted / share)
+            if share > 0 and name not in r.get("unreadable", ()):
+                asked.setdefault(outcome["personas"][name], []).append(wanted / share)
+        if len(asked) > 1:
+            for persona, ratios in asked.items():
+                by_persona.setdefault(persona, []).append(sum(ratios) / len(ratios))
     return {persona: sum(v) / len(v) for persona, v in by_persona.items()}
 
 
@@ -158,14 +183,15 @@ class Commons:
     modules: tuple[str, ...] = MODULES
     villagers: int = 4
     rounds: int = 10
-    capacity: int = 100
-    max_catch: int = 30
-    need: int = 4
-    start_store: int = 8
-    punish_cost: int = 1
-    punish_strength: int = 4
-    collapse_below: int = 5
+    capacity: float = 100
+    max_catch: float = 120
+    need: float = 4
+    start_store: float = 8
+    punish_cost: float = 1
+    punish_strength: float = 4
+    collapse_below: float = 5
     simulation: str = "agents"
+    scales: tuple[float, ...] = SCALES
     name: str = "the commons"
     reference_kinds: tuple[str, ...] = field(default=("rational", "random", "sustainable"))
 
@@ -179,6 +205,23 @@ class Commons:
             raise ValueError(f"modules are among {', '.join(MODULES)} and 2-{len(NAMES)} villagers")
         if self.simulation not in SIMULATIONS:
             raise ValueError(f"simulation is one of {', '.join(SIMULATIONS)}, got {self.simulation!r}")
+        if not self.scales or any(not s > 0 for s in self.scales):
+            raise ValueError(f"scales are positive numbers, got {self.scales!r}")
+
+    def scale_of(self, society: int) -> float:
+        return self.scales[society % len(self.scales)]
+
+    def at_scale(self, scale: float) -> Commons:
+        """The lake of one society: what scales multiplied by ``scale`` (the module's docstring)."""
+        return replace(self, capacity=self.capacity * scale, need=self.need * scale, start_store=self.start_store * scale,
+                       punish_cost=self.punish_cost * scale, punish_strength=self.punish_strength * scale,
+                       collapse_below=self.collapse_below * scale, scales=(1.0,))  # fmt: skip
+
+    def listing_order(self, society: int) -> list[str]:
+        """The villagers' names in the order a society lists them: rotated by one place every second society."""
+        names = list(NAMES[: self.villagers])
+        turn = (society // 2) % self.villagers
+        return names[turn:] + names[:turn]
 
     @property
     def regrowth(self) -> float:
@@ -189,23 +232,29 @@ class Commons:
         return lake * (1 - 1 / self.regrowth)
 
     def fingerprint(self) -> Mapping[str, Any]:
-        # "scoring" 3: propose and vote, the peers' strategies and adoption; journals of earlier
-        # outcomes are not resumed.
+        # "scoring" 4: the lake's scale, the personas and the listing order counterbalanced across
+        # societies; journals of earlier outcomes are not resumed.
         fields = {k: v for k, v in vars(self).items() if k != "reference_kinds" and not (k == "simulation" and v == "agents")}
         script = {"script_prompt": SCRIPT_SYSTEM_PROMPT, "script_personas": SCRIPT_PERSONAS} if self.simulation == "script" else {}
-        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "vote_rule": VOTE_RULE, "scoring": 3, **script}
+        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "vote_rule": VOTE_RULE, "scoring": 4, **script}
 
-    def system(self, index: int) -> str:
+    def system(self, index: int, society: int = 0) -> str:
         return SYSTEM_PROMPT.format(
-            me=NAMES[index], count=self.villagers, persona=PERSONAS[persona_of(self.personas, index)], max_catch=self.max_catch,
+            me=NAMES[index], count=self.villagers, persona=PERSONAS[persona_of(self.personas, index, society)], max_catch=self.max_catch,
             need=self.need, capacity=self.capacity, rounds=self.rounds,
         )  # fmt: skip
 
     # -- the society ----------------------------------------------------------------------------------
 
     def play(self, trial: int) -> Trial:
+        scale = self.scale_of(trial)
+        outcome = yield from self.at_scale(scale)._society(trial)
+        return {**outcome, "scale": scale}
+
+    def _society(self, trial: int) -> Trial:
         rng = random.Random(f"commons:{trial}")  # the allocation of a short lake, the same for every model
-        names = NAMES[: self.villagers]
+        names = self.listing_order(trial)
+        personas = {n: persona_of(self.personas, NAMES.index(n), trial) for n in names}
         stores = {n: float(self.start_store) for n in names}
         strategies = {n: "" for n in names}
         alive = list(names)
@@ -230,20 +279,20 @@ class Commons:
             script = None
             if self.simulation == "script":
                 everyone = self.successful_peers(None, alive, stores, strategies) if round_number > 1 and "social learning" in self.modules else []
-                written = yield self._script(alive, stores, chronicle, round_number, lake, self._peers_text(everyone, strategies, last_caught))
+                written = yield self._script(trial, alive, stores, chronicle, round_number, lake, self._peers_text(everyone, strategies, last_caught))
                 script = ScriptRound(written, alive, self._form)
             cap = None
             if "group decision" in self.modules:
-                proposals = yield from self._poll(script, alive, "cap", invalid, lambda name: self._ask(name, memory, seen, stores, round_number, lake, "cap", (
+                proposals = yield from self._poll(script, alive, "cap", invalid, lambda name: self._ask(trial, name, memory, seen, stores, round_number, lake, "cap", (
                     f"Before fishing, each villager proposes a cap: the most fish each villager may catch this round. Then the "
-                    f"village votes on the proposals. {VOTE_RULE} Your proposal, in JSON: {{\"cap\": a number from 0 to {self.max_catch}}}")))  # fmt: skip
+                    f"village votes on the proposals. {VOTE_RULE} Your proposal, in JSON: {{\"cap\": a number from 0 to {self.max_catch:g}}}")))  # fmt: skip
                 public = ", ".join(f"{n} {v:g}" for n, v in proposals.items()) or "none readable"
                 seen += f"Proposed caps: {public}.\n"
                 ballot = self.ballot(proposals, descending=trial % 2 == 1)
                 votes = {}
                 if len(ballot) > 1:
                     choices = " or ".join(f'"{option}"' for option in ballot)
-                    votes = yield from self._poll(script, alive, "vote", invalid, lambda name: self._ask(name, memory, seen, stores, round_number, lake, "vote", (
+                    votes = yield from self._poll(script, alive, "vote", invalid, lambda name: self._ask(trial, name, memory, seen, stores, round_number, lake, "vote", (
                         f"Vote for one of the proposed caps. {VOTE_RULE} Answer in JSON: {{\"vote\": {choices}}}"), options=ballot), ballot)  # fmt: skip
                     tally = ", ".join(f"{n} {v}" for n, v in votes.items()) or "none readable"
                     seen += f"Votes: {tally}.\n"
@@ -251,17 +300,18 @@ class Commons:
                 seen += f"The village's cap this round: {'none' if cap is None else f'{cap:g} fish each'}.\n"
                 record.update(proposals=proposals, votes=votes, cap=cap)
 
-            wanted, stated = {}, {}
+            wanted, stated, unreadable = {}, {}, []
             for name in alive:
-                answer = yield from self._decide(script, name, "catch", lambda: self._ask(name, memory, seen, stores, round_number, lake, "catch", (
+                answer = yield from self._decide(script, name, "catch", lambda: self._ask(trial, name, memory, seen, stores, round_number, lake, "catch", (
                     f"{learning[name]}How many fish do you catch this round? Answer in JSON: "
-                    f'{{"catch": a number from 0 to {self.max_catch}, "strategy": "your strategy, in one sentence"}}')))  # fmt: skip
+                    f'{{"catch": a number from 0 to {self.max_catch:g}, "strategy": "your strategy, in one sentence"}}')))  # fmt: skip
                 if answer.valid:
                     wanted[name], strategy = answer.value
                     if strategy:  # a villager that states nothing keeps the strategy it last stated
                         strategies[name] = stated[name] = strategy
                 else:
                     wanted[name] = 0
+                    unreadable.append(name)
                     invalid["catch"] += 1
             caught = self._allocate(wanted, lake, rng)
             last_caught = dict(caught)
@@ -273,17 +323,17 @@ class Commons:
             catches = ", ".join(f"{n} {caught[n]:g}" for n in alive)
             seen += (f"The catches: {catches}; the lake went down from {before:g} to {lake:g} fish."
                      + (f" Over the cap: {', '.join(breaches)}." if breaches else "") + "\n")  # fmt: skip
-            record.update(wanted=wanted, caught=caught, breaches=breaches, after_harvest=lake, strategies=stated,
-                          leaks=self.leaks(stated, record["stores_before"], names, exposed=script is not None))  # fmt: skip
+            record.update(wanted=wanted, unreadable=unreadable, caught=caught, breaches=breaches, after_harvest=lake, strategies=stated,
+                          leaks=self.leaks(stated, record["stores_before"], personas, exposed=script is not None))  # fmt: skip
 
             punishments = []
             if "punishment" in self.modules and len(alive) > 1:
                 for name in alive:
                     others = [n for n in alive if n != name]
                     options = " or ".join(f'"{n}"' for n in (*others, NOBODY))
-                    answer = yield from self._decide(script, name, "punish", lambda: self._ask(name, memory, seen, stores, round_number, lake, "punish", (
-                        f"You may punish one villager for this round: it costs you {self.punish_cost} fish from your store "
-                        f"and takes {self.punish_strength} from theirs. Answer in JSON: {{\"punish\": {options}}}"),
+                    answer = yield from self._decide(script, name, "punish", lambda: self._ask(trial, name, memory, seen, stores, round_number, lake, "punish", (
+                        f"You may punish one villager for this round: it costs you {self.punish_cost:g} fish from your store "
+                        f"and takes {self.punish_strength:g} from theirs. Answer in JSON: {{\"punish\": {options}}}"),
                         options=(*others, NOBODY)))  # fmt: skip
                     if not answer.valid:
                         invalid["punish"] += 1
@@ -319,7 +369,7 @@ class Commons:
             chronicle.append(f"Round {round_number}:\n{seen}")
             lake = regrown
             record["regrown"] = lake
-        return self._outcome(history, stores, survived, collapse, invalid)
+        return {**self._outcome(history, stores, survived, collapse, invalid), "personas": personas}
 
     @staticmethod
     def _decide(script: ScriptRound | None, name: str, phase: str, ask, ballot: Sequence[str] = ()):
@@ -359,11 +409,11 @@ class Commons:
         falling in odd ones, so that no position on the ballot is always the low cap."""
         return [f"{v:g}" for v in sorted(set(proposals.values()), reverse=descending)]
 
-    def _script(self, alive, stores, chronicle, round_number, lake, learning) -> Decision:
+    def _script(self, society, alive, stores, chronicle, round_number, lake, learning) -> Decision:
         """The omniscient request of a round: every villager's private side, the public record, and
         the form of the whole round."""
-        names = NAMES[: self.villagers]
-        personas = " ".join(SCRIPT_PERSONAS[persona_of(self.personas, i)].format(name=n) for i, n in enumerate(names))
+        names = self.listing_order(society)
+        personas = " ".join(SCRIPT_PERSONAS[persona_of(self.personas, NAMES.index(n), society)].format(name=n) for n in names)
         system = SCRIPT_SYSTEM_PROMPT.format(
             count=self.villagers, names=", ".join(names), max_catch=self.max_catch, need=self.need, capacity=self.capacity,
             rounds=self.rounds, personas=personas,
@@ -375,8 +425,8 @@ class Commons:
             rules += (f"Before fishing, each villager proposes a cap, the most fish each villager may catch this round, and votes for one "
                       f"of the caps proposed. {VOTE_RULE} ")  # fmt: skip
         if "punishment" in self.modules:
-            rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost} fish "
-                      f"and takes {self.punish_strength} from the punished. ")  # fmt: skip
+            rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost:g} fish "
+                      f"and takes {self.punish_strength:g} from the punished. ")  # fmt: skip
         fields = self._script_fields()
         form = ", ".join(f'"{n}": {{{fields}}}' for n in alive[:1]) + (", ..." if len(alive) > 1 else "")
         text = (("What happened in the last rounds:\n" + remembered if remembered else "")
@@ -395,9 +445,9 @@ class Commons:
 
     def _script_fields(self) -> str:
         fields = {
-            "cap": f'"cap": a number from 0 to {self.max_catch}',
+            "cap": f'"cap": a number from 0 to {self.max_catch:g}',
             "vote": '"vote": the proposed cap they vote for',
-            "catch": f'"catch": a number from 0 to {self.max_catch}, "strategy": "their strategy, in one sentence"',
+            "catch": f'"catch": a number from 0 to {self.max_catch:g}, "strategy": "their strategy, in one sentence"',
             "punish": '"punish": another villager\'s name or "nobody"',
         }
         return ", ".join(fields[phase] for phase in self._phases())
@@ -417,24 +467,24 @@ class Commons:
 
         return answers.object_schema(**{name: villager(name) for name in alive})
 
-    def leaks(self, stated: Mapping[str, str], stores_before: Mapping[str, float], names: Sequence[str], *, exposed: bool) -> list[str]:
+    @staticmethod
+    def leaks(stated: Mapping[str, str], stores_before: Mapping[str, float], personas: Mapping[str, str], *, exposed: bool) -> list[str]:
         """The villagers whose stated strategy this round leaks another's private side (the module's
-        docstring): none where the writer was not exposed to it."""
+        docstring; ``personas`` is each villager's): none where the writer was not exposed to it."""
         if not exposed:
             return []
         leaking = []
         for writer, sentence in stated.items():
-            for other in names:
+            for other, persona in personas.items():
                 if other == writer or not re.search(rf"\b{other}\b", sentence):
                     continue
                 store = f"{stores_before.get(other, -1):g}"
-                persona = persona_of(self.personas, NAMES.index(other))
                 if re.search(rf"(?<![\d.]){re.escape(store)}(?![\d])", sentence) or re.search(rf"\b{persona}\b", sentence, re.IGNORECASE):
                     leaking.append(writer)
                     break
         return leaking
 
-    def _ask(self, name, memory, seen, stores, round_number, lake, phase, question, options=()) -> Decision:
+    def _ask(self, society, name, memory, seen, stores, round_number, lake, phase, question, options=()) -> Decision:
         index = NAMES.index(name)
         remembered = "".join(memory[name][-MEMORY_ROUNDS:])
         text = (("What you remember of the last rounds:\n" + remembered if remembered else "")
@@ -444,8 +494,9 @@ class Commons:
         # The cell's parameters are for reference and planted agents only: no prompt states them.
         situation = {"phase": phase, "me": name, "round": round_number, "lake": lake, "store": stores[name],
                      "villagers": self.villagers, "options": list(options), "environment": self.environment,
-                     "personas": self.personas, "modules": list(self.modules), "punish_strength": self.punish_strength}  # fmt: skip
-        messages = ({"role": "system", "content": self.system(index)}, {"role": "user", "content": text})
+                     "personas": self.personas, "modules": list(self.modules), "punish_strength": self.punish_strength,
+                     "capacity": self.capacity, "need": self.need}  # fmt: skip
+        messages = ({"role": "system", "content": self.system(index, society)}, {"role": "user", "content": text})
         return Decision(messages, schema, answers.reader(read), situation)
 
     def _form(self, phase: str, options: Sequence[str]):
