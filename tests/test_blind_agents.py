@@ -82,21 +82,6 @@ EXCEPTIONS = {
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
 #: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
 OPEN_DEFECTS = {
-    "commons survival": (
-        lambda test_id: "/test_commons.py::test_commons[" in test_id,
-        "a constant catch between 4 and 8.33 fish (blind-at-0.25: 7.5; named-first and number-first on their numbers) "
-        "survives: every lake starts at 100 with the same need; owed: the lake's scale counterbalanced",
-    ),
-    "commons personas": (
-        lambda test_id: "::test_commons_paradox[" in test_id,
-        "a constant catch and the first name listed punished (blind-at-0.1, named-first, number-first) give 'the selfish "
-        "ask more': selfish villagers are always listed first and third; owed: personas and order rotated",
-    ),
-    "the lake regrows": (
-        lambda test_id: "::test_commons_claim[" in test_id and "regeneration" in test_id,
-        "a society taking the same 15 fish a round (constant, sorts-last) outlives the harsh lake in the rich "
-        "one: the claim measures the lake, not cooperation; owed: claims judged on what a blind society gets",
-    ),
     "defect sorts last": (
         lambda test_id: "::test_rational_vs_credible[" in test_id and test_id.endswith("-actions]")
         and ("-Rational-" in test_id or "-Neutral-" in test_id),

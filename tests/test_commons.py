@@ -149,7 +149,7 @@ class Spy:
 @pytest.mark.parametrize("modules", [MODULES, ("punishment", "group decision")], ids=["with social learning", "without"])
 def test_each_villager_sees_only_its_own_view(modules):
     spy = Spy()
-    game = Commons(modules=modules)
+    game = Commons(modules=modules, scales=(1.0,))  # a lake of 100: the spies' catches let it live to round 2
     play_trial(game, spy, 0, seed=0, temperature=0.7)
     assert set(spy.prompts) == set(NAMES[: game.villagers])
     for me, prompts in spy.prompts.items():
@@ -185,7 +185,7 @@ class Hostile:
 
     spec = "test:hostile"
     replies = ('{"catch": -5, "strategy": "x"}', '{"catch": "lots"}', '{"catch": NaN}', "I will fish a lot.",
-               '{"cap": 1e400}', '{"punish": "Zed"}', '{"catch": 31}', "```json\n{\"punish\": [\"Ana\"]}\n```", "")  # fmt: skip
+               '{"cap": 1e400}', '{"punish": "Zed"}', '{"catch": 121}', "```json\n{\"punish\": [\"Ana\"]}\n```", "")  # fmt: skip
 
     def __init__(self):
         self.count = 0
@@ -256,7 +256,7 @@ def test_the_ballot_order_alternates_so_the_first_option_is_not_always_the_low_c
 
 
 def cell_of(situation) -> tuple:
-    return situation["environment"], situation["personas"], tuple(situation["modules"]), situation["punish_strength"]
+    return situation["environment"], situation["personas"], tuple(situation["modules"]), situation["punish_strength"] / situation["scale"]
 
 
 class Planted:
@@ -273,12 +273,12 @@ class Planted:
         keeping = self.keeps(cell_of(situation))
         share = float(int(Commons(environment=situation["environment"]).sustainable_total(situation["lake"]) / situation["villagers"]))
         if situation["phase"] == "cap":
-            return answers.dump({"cap": share if keeping else 30})
+            return answers.dump({"cap": share if keeping else Commons().max_catch})
         if situation["phase"] == "vote":
             return answers.dump({"vote": min(situation["options"], key=float) if keeping else situation["options"][-1]})
         if situation["phase"] == "punish":
             return answers.dump({"punish": NOBODY})
-        return answers.dump({"catch": share if keeping else 30, "strategy": "Keep the lake." if keeping else "Take all."})
+        return answers.dump({"catch": share if keeping else Commons().max_catch, "strategy": "Keep the lake." if keeping else "Take all."})
 
 
 def claim_verdicts(agent) -> dict[str, verdicts.Verdict]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pytest_gaamas import answers, metrics, stats
 from pytest_gaamas.games import bos_agents
 from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, AgentCoordinationGame, reveals_preference
-from pytest_gaamas.games.commons import NAMES, NOBODY, Commons, persona_catches, persona_of
+from pytest_gaamas.games.commons import NAMES, NOBODY, PERSONAS, Commons, persona_catches
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import play_trial
 
@@ -438,14 +438,16 @@ def test_commons_leakage_is_zero_for_villagers_and_counted_for_the_script():
 def test_a_strategy_that_names_a_wrong_store_or_nobody_does_not_leak():
     game = Commons(simulation="script")
     stores = {n: 8.0 for n in NAMES[:4]}
-    assert game.leaks({"Ana": "Ben has 9 fish."}, stores, NAMES[:4], exposed=True) == []
-    assert game.leaks({"Ana": "I have 8 fish."}, stores, NAMES[:4], exposed=True) == []
-    assert game.leaks({"Ana": "Ben is altruistic."}, stores, NAMES[:4], exposed=True) == ["Ana"]  # Ben's persona in a mixed village
-    assert game.leaks({"Ana": "Ben has 8 fish."}, stores, NAMES[:4], exposed=False) == []
+    personas = {"Ana": "selfish", "Ben": "altruistic", "Cleo": "selfish", "Dev": "altruistic"}
+    assert game.leaks({"Ana": "Ben has 9 fish."}, stores, personas, exposed=True) == []
+    assert game.leaks({"Ana": "I have 8 fish."}, stores, personas, exposed=True) == []
+    assert game.leaks({"Ana": "Ben is altruistic."}, stores, personas, exposed=True) == ["Ana"]  # Ben's persona
+    assert game.leaks({"Ana": "Ben is selfish."}, stores, personas, exposed=True) == []  # not Ben's
+    assert game.leaks({"Ana": "Ben has 8 fish."}, stores, personas, exposed=False) == []
 
 
 def test_the_commons_script_sees_every_store_and_each_villager_only_its_own():
-    game = Commons(simulation="script")
+    game = Commons(simulation="script", scales=(1.0,))
     watcher = Writer(telling_script)
     play_trial(game, watcher, 0, seed=0, temperature=0.7)
     first = watcher.seen[0]
@@ -482,7 +484,7 @@ def persona_villager(selfish: float, altruistic: float):
         situation = decision.situation
         game = Commons()
         share = game.sustainable_total(situation["lake"]) / situation["villagers"]
-        factor = selfish if persona_of(game.personas, NAMES.index(situation["me"])) == "selfish" else altruistic
+        factor = selfish if PERSONAS["selfish"] in decision.messages[0]["content"] else altruistic
         if situation["phase"] == "catch":
             return answers.dump({"catch": float(int(share * factor)), "strategy": "As I am told I am."})
         if situation["phase"] == "cap":
@@ -495,7 +497,7 @@ def fidelity(agent) -> tuple[float, float, float]:
     """Over 10 societies of the harsh lake with mixed personas: the share that survive, and the
     paired one-sided p that the selfish ask more than the altruistic (and that they ask less)."""
     outcomes = [play_trial(Commons(), agent, t, seed=0, temperature=0.7).outcome for t in range(10)]
-    pairs = [persona_catches(o, "mixed") for o in outcomes]
+    pairs = [persona_catches(o) for o in outcomes]
     selfish, altruistic = [c["selfish"] for c in pairs], [c["altruistic"] for c in pairs]
     return sum(o["survived"] for o in outcomes) / 10, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
 

@@ -192,6 +192,8 @@ class Commons:
     collapse_below: float = 5
     simulation: str = "agents"
     scales: tuple[float, ...] = SCALES
+    #: The scale one society's lake is at (``at_scale``); a cell's game is at 1, and plays its scales.
+    scale: float = 1.0
     name: str = "the commons"
     reference_kinds: tuple[str, ...] = field(default=("rational", "random", "sustainable"))
 
@@ -215,7 +217,7 @@ class Commons:
         """The lake of one society: what scales multiplied by ``scale`` (the module's docstring)."""
         return replace(self, capacity=self.capacity * scale, need=self.need * scale, start_store=self.start_store * scale,
                        punish_cost=self.punish_cost * scale, punish_strength=self.punish_strength * scale,
-                       collapse_below=self.collapse_below * scale, scales=(1.0,))  # fmt: skip
+                       collapse_below=self.collapse_below * scale, scales=(1.0,), scale=self.scale * scale)  # fmt: skip
 
     def listing_order(self, society: int) -> list[str]:
         """The villagers' names in the order a society lists them: rotated by one place every second society."""
@@ -234,7 +236,8 @@ class Commons:
     def fingerprint(self) -> Mapping[str, Any]:
         # "scoring" 4: the lake's scale, the personas and the listing order counterbalanced across
         # societies; journals of earlier outcomes are not resumed.
-        fields = {k: v for k, v in vars(self).items() if k != "reference_kinds" and not (k == "simulation" and v == "agents")}
+        fields = {k: v for k, v in vars(self).items()
+                  if k != "reference_kinds" and not (k == "simulation" and v == "agents") and not (k == "scale" and v == 1.0)}  # fmt: skip
         script = {"script_prompt": SCRIPT_SYSTEM_PROMPT, "script_personas": SCRIPT_PERSONAS} if self.simulation == "script" else {}
         return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "vote_rule": VOTE_RULE, "scoring": 4, **script}
 
@@ -434,7 +437,7 @@ class Commons:
                 + f"each known only to its owner: {private}.\n" + learning + rules
                 + f"Write this round for every villager still in the village ({', '.join(alive)}) as JSON: {{{form}}}")  # fmt: skip
         situation = {"phase": "script", "alive": list(alive), "round": round_number, "lake": lake, "villagers": self.villagers,
-                     "stores": dict(stores), "modules": list(self.modules)}  # fmt: skip
+                     "stores": dict(stores), "modules": list(self.modules), "scale": self.scale}  # fmt: skip
         tokens = SCRIPT_TOKENS_FRAME + SCRIPT_TOKENS_PER_VILLAGER * len(alive)
         return Decision(({"role": "system", "content": system}, {"role": "user", "content": text}), self._script_schema(alive),
                         answers.reader(lambda obj: obj), situation, max_tokens=tokens)  # fmt: skip
@@ -495,7 +498,7 @@ class Commons:
         situation = {"phase": phase, "me": name, "round": round_number, "lake": lake, "store": stores[name],
                      "villagers": self.villagers, "options": list(options), "environment": self.environment,
                      "personas": self.personas, "modules": list(self.modules), "punish_strength": self.punish_strength,
-                     "capacity": self.capacity, "need": self.need}  # fmt: skip
+                     "capacity": self.capacity, "need": self.need, "scale": self.scale}  # fmt: skip
         messages = ({"role": "system", "content": self.system(index, society)}, {"role": "user", "content": text})
         return Decision(messages, schema, answers.reader(read), situation)
 
