@@ -43,9 +43,10 @@ def tragedy(test_id: str) -> bool:
     """The commons asks for a society that lasts; theory's myopic, selfish villagers empty the lake in
     the first round (the tragedy of the commons), and reference:sustainable is the one that lasts.
     The rational script, which plans for the whole village, keeps it: the script overstates success.
-    Selfish and altruistic alike take all they can, so no villager acts as its persona (the paradox)."""
-    return (("/test_commons.py::test_commons[" in test_id and test_id.endswith("-agents]")) or "::test_commons_claim[" in test_id
-            or "::test_commons_paradox[" in test_id)
+    Selfish and altruistic alike take all they can, so no villager acts as its persona (the paradox),
+    and all a boat holds whatever the lake holds, so the catch does not follow the lake."""
+    return (any(f"/test_commons.py::{test}[" in test_id and test_id.endswith("-agents]") for test in ("test_commons", "test_commons_catch_follows_the_lake"))
+            or "::test_commons_claim[" in test_id or "::test_commons_paradox[" in test_id)
 
 
 def talk_informs(test_id: str) -> bool:
