@@ -21,6 +21,8 @@ import fcntl
 import importlib.metadata
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,13 +33,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SHIPPED
-from pytest_gaamas.settings import Settings, shipped_suite
 from test_readme_example import example_behaviour
 
-#: The documented command of docs/installing.md, for SmolLM2 replayed offline.
-SUITE = ("--gaamas-suite", "--gaamas-model=embedded:smollm2", "--gaamas-record=none")
+from pytest_gaamas.settings import Settings, shipped_suite
+
+
+def documented_command() -> list[str]:
+    """The options of the command docs/installing.md gives, the first ``pytest`` line of its first block."""
+    block = re.search(r"```bash\n(.*?)```", (ROOT / "docs" / "installing.md").read_text(), re.DOTALL).group(1)
+    words = next(shlex.split(line) for line in block.splitlines() if line.startswith("pytest "))
+    assert "--gaamas-suite" in words and "--gaamas-model=embedded:smollm2" in words and "--gaamas-record=none" in words, words
+    return words[1:]
+
 #: What a user's shell would not have: the checkout on the path, or pytest options for this test session.
 NOT_A_USERS = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_XDIST_WORKER",
                "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID", "PYTEST_CURRENT_TEST")  # fmt: skip
@@ -74,9 +82,9 @@ def user_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in NOT_A_USERS} | {"COLUMNS": "1000"}
 
 
-def run(command: list, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(word) for word in command], cwd=cwd, capture_output=True, text=True, env=user_environment(), timeout=timeout)
-    assert done.returncode == 0, f"{' '.join(map(str, command))} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+def run(command: list, cwd: Path, expected: int = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(word) for word in command], check=False, cwd=cwd, capture_output=True, text=True, env=user_environment(), timeout=600)
+    assert done.returncode == expected, f"{' '.join(map(str, command))} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
 
 
@@ -177,11 +185,11 @@ def test_the_sdist_holds_every_file_of_the_checkout_its_tests_read(installed):
 
 
 def test_the_installed_suite_replays_smollm2_offline_with_the_checkouts_verdicts(installed, smollm2_replay, tmp_path):
-    """The documented command, from an empty project, replays every shipped behaviour for SmolLM2 from
+    """The command docs/installing.md gives, from an empty project, replays every shipped behaviour for SmolLM2 from
     the installed cassettes: the same items, each with the verdict and the score it has when the
     checkout's ``pytest behaviours`` replays them (the baseline of docs/gating.md's CI recipe)."""
     folder = project(tmp_path)
-    document, output = run_log(installed, folder, *SUITE, "-n", "2")
+    document, output = run_log(installed, folder, *documented_command(), "-n", "2")
     environment = installed.python.parents[1].resolve()
     assert f"{len(SHIPPED)} shipped behaviours in {environment}/lib/" in output, output[:2000]
 
@@ -213,6 +221,17 @@ def test_a_users_own_behaviour_runs_beside_the_shipped_ones_under_the_same_optio
 
     alone, _ = run_log(installed, folder, "--gaamas-model=reference:rational", "--gaamas-trials=4")
     assert {item["test_id"] for item in alone["items"]} == {"behaviours/test_more_or_less.py::test_more_or_less[reference-rational]"}
+
+
+def test_the_projects_own_recordings_of_a_shipped_behaviour_are_read_before_the_shipped_ones(installed, tmp_path):
+    """A project whose cassette folder holds the ultimatum's folder for SmolLM2 (here empty) replays the
+    shipped ultimatum from it, not from the package: each item fails for want of its cassette there."""
+    folder = project(tmp_path)
+    (folder / "cassettes" / "embedded-smollm2" / "ultimatum").mkdir(parents=True)
+    command = [installed.python, "-m", "pytest", *documented_command(), "-k", "test_ultimatum[", "-p", "no:cacheprovider"]
+    done = run(command, folder, expected=pytest.ExitCode.TESTS_FAILED)
+    wanted = folder / "cassettes" / "embedded-smollm2" / "ultimatum" / "test_ultimatum-proposer-actions.yaml"
+    assert f"there is no cassette {wanted} for test_ultimatum[embedded-smollm2-proposer-actions]" in done.stdout
 
 
 # -- which cassettes a shipped behaviour reads -------------------------------------------------
