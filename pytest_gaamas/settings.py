@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -326,6 +327,22 @@ class Settings:
             return self
         return replace(self, cassette_dir=cassettes)
 
+    def behaviour_file(self, rootpath: Path, test_id: str) -> Path:
+        """The behaviour file of the item ``test_id``: under the rootdir, or, for a shipped behaviour
+        run from an installed package (``behaviours/test_ultimatum.py::...``), the package's own."""
+        written = test_id.split("::", 1)[0]
+        shipped = self.shipped[0].parent / written if self.shipped is not None else None
+        if not (rootpath / written).is_file() and shipped is not None and shipped.is_file():
+            return shipped
+        return rootpath / written
+
+    def model_meta(self, directory: str) -> Path:
+        """Where the model whose cassettes are in ``directory`` is described (``model.json``): the
+        run's own cassette folder, or, where that has none, the shipped cassettes' (see ``for_item``)."""
+        own = self.cassette_dir / directory / "model.json"
+        shipped = self.shipped[1] / directory / "model.json" if self.shipped is not None else None
+        return shipped if not own.exists() and shipped is not None and shipped.exists() else own
+
     def check_outputs(self) -> None:
         """Every place this run will write, tried now: a long run must not end unable to save."""
         places = [("--gaamas-journal-dir", self.journal_dir)]
@@ -345,6 +362,7 @@ class Settings:
                 raise pytest.UsageError(f"{option}: cannot write in {directory} ({problem}); choose another place")
 
 
+@functools.cache
 def shipped_suite() -> tuple[Path, Path] | None:
     """The behaviours and cassettes that ship with the plugin, resolved: in an installed package, where
     the wheel puts them (``pytest_gaamas/shipped/``), or at the top of a checkout; None where neither is."""

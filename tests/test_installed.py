@@ -267,3 +267,23 @@ def test_the_projects_own_recordings_of_a_shipped_behaviour_win_and_recording_af
 
 def test_in_a_checkout_the_shipped_suite_is_the_checkouts_own():
     assert shipped_suite() == (ROOT / "behaviours", ROOT / "cassettes")
+
+
+def test_a_shipped_items_file_and_its_models_description_are_found_in_the_package(tmp_path):
+    """What the plugin reads beside the cassettes: the behaviour file (whose digest says whether the
+    null runs' figures are current) and the model's ``model.json`` (the recorded digest)."""
+    settings = settings_for(tmp_path)
+    behaviours, cassettes = settings.shipped
+    (behaviours / "test_ultimatum.py").write_text("")
+    (cassettes / "embedded-smollm2" / "model.json").write_text("{}")
+    root = tmp_path / "project"
+    test_id = "behaviours/test_ultimatum.py::test_ultimatum[embedded-smollm2-proposer-actions]"
+    assert settings.behaviour_file(root, test_id) == behaviours / "test_ultimatum.py"
+    assert settings.model_meta("embedded-smollm2") == cassettes / "embedded-smollm2" / "model.json"
+    assert settings.model_meta("ollama-mistral") == settings.cassette_dir / "ollama-mistral" / "model.json"
+    (root / "behaviours").mkdir(parents=True)
+    (root / "behaviours" / "test_ultimatum.py").write_text("")
+    (settings.cassette_dir / "embedded-smollm2").mkdir(parents=True)
+    (settings.cassette_dir / "embedded-smollm2" / "model.json").write_text("{}")
+    assert settings.behaviour_file(root, test_id) == root / "behaviours" / "test_ultimatum.py"
+    assert settings.model_meta("embedded-smollm2") == settings.cassette_dir / "embedded-smollm2" / "model.json"
