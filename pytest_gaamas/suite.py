@@ -26,7 +26,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before the plugin reads the run's behaviour files from its arguments
 def pytest_configure(config: pytest.Config) -> None:
-    if not (config.getoption("gaamas_suite") or config.getini("gaamas_suite")):
+    if not _asked(config):
         return
     shipped = shipped_suite()
     if shipped is None:
@@ -45,13 +45,13 @@ def _collected(behaviours: Path) -> Path:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    shipped = shipped_suite()
+    shipped = shipped_suite() if _asked(config) else None
     return True if shipped is not None and collection_path == shipped[1] else None
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    shipped = shipped_suite()
-    if shipped is None or not (config.getoption("gaamas_suite") or config.getini("gaamas_suite")):
+    shipped = shipped_suite() if _asked(config) else None
+    if shipped is None:
         return None
     behaviours, cassettes = shipped
     return (f"gaamas: --gaamas-suite: {len(list(behaviours.glob('test_*.py')))} shipped behaviours in {behaviours}, "
@@ -61,8 +61,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
-    """The ``gaamas`` fixture of a shipped behaviour's item is made with the settings of its item:
-    its cassettes in the shipped folder or the project's."""
+    """The ``gaamas`` fixture of a shipped behaviour's item is made with the settings of its item
+    (``Settings.for_item``): its cassettes in the shipped folder or the project's. Applied here, around
+    the fixture, while the plugin's fixture takes the session's settings as they are; for_item is
+    idempotent, so this stays right once the fixture asks for the item's own."""
     session = _session(request.config) if fixturedef.argname == "gaamas" else None
     spec = getattr(getattr(request.node, "callspec", None), "params", {}).get("gaamas_model")
     if session is None or spec is None:
@@ -73,6 +75,10 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
         return (yield)
     finally:
         session.settings = settings
+
+
+def _asked(config: pytest.Config) -> bool:
+    return bool(config.getoption("gaamas_suite") or config.getini("gaamas_suite"))
 
 
 def _session(config: pytest.Config):
