@@ -21,12 +21,28 @@ The kinds, each a figure of PyGAAMAS's:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 VIOLIN, INTERVAL, LINE, CURVE = "violin", "interval", "line", "curve"
 KINDS = (VIOLIN, INTERVAL, LINE, CURVE)
+#: What a figure's required text is for, said when it is missing.
+FIGURE_TEXT = {
+    "title": "the figure's title, naming the experiment; every score with the same title is drawn in it",
+    "axis": "the y axis's label, in the game's unit ('$ kept of $100', 'rate of X')",
+}
+
+
+class FigureError(ValueError):
+    """A figure declared with an argument it cannot be drawn with: one line, naming the argument."""
+
+
+def __tracebackhide__(excinfo) -> bool:
+    """pytest leaves this module's frames out of a FigureError's traceback (the dataclass's own
+    ``__init__`` runs in this module's globals): what is shown ends at the behaviour's line."""
+    return excinfo.errisinstance(FigureError)
 
 
 @dataclass(frozen=True)
@@ -54,27 +70,52 @@ class Figure:
     note: str = ""
 
     def __post_init__(self) -> None:
-        """Checked where the figure is declared, so that a mistake names the behaviour's own line and
-        not the report's drawing at the session's end; and where a run log is read, so that no number
-        a renderer cannot draw reaches it."""
-        if self.kind not in KINDS:
-            raise ValueError(f"a figure's kind is one of {', '.join(KINDS)}, got {self.kind!r}")
+        """Checked where the figure is declared, so that a mistake names the behaviour's own line (in
+        one error that names the argument and what it takes) and not the report's drawing at the
+        session's end; and where a run log is read, so that no number a renderer cannot draw reaches it."""
+        _plain_numbers(self)
+        problem = self._problem()
+        if problem:
+            raise FigureError(f"Figure({self.title!r:.60}): {problem}")
+
+    def _problem(self) -> str | None:
+        """What is wrong with this figure's arguments, said as ``argument: what it takes, got what``."""
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
+            return f"kind is one of {', '.join(map(repr, KINDS))} (figures.VIOLIN, INTERVAL, LINE, CURVE), got {self.kind!r:.80}"
         for name in ("title", "axis", "panel", "x_axis", "series", "people", "note"):
             if not isinstance(getattr(self, name), str):
-                raise ValueError(f"a figure's {name} is text, got {type(getattr(self, name)).__name__} {getattr(self, name)!r:.80}")
+                return f"{name} is text, got {type(getattr(self, name)).__name__} {getattr(self, name)!r:.80}"
+        for name in ("title", "axis"):
+            if not getattr(self, name).strip():
+                return f"{name} is needed: {FIGURE_TEXT[name]}"
+        if self.kind == LINE and not _drawable(self.x):
+            return f"x is a number for a {LINE!r} figure (a round, a temperature) within ±{MAX_DRAWN:g}, got {self.x!r:.80}"
         if not isinstance(self.x, str) and not _drawable(self.x):
-            raise ValueError(f"a figure's x is a category (text) or a number within ±{MAX_DRAWN:g}, got {self.x!r:.80}")
+            return f"x is a category (text) or a number within ±{MAX_DRAWN:g}, got {self.x!r:.80}"
         if not isinstance(self.references, Mapping) or not all(
             isinstance(label, str) and _drawable(value) for label, value in self.references.items()
         ):
-            raise ValueError(f"a figure's references map labels (text) to numbers within ±{MAX_DRAWN:g}, got {self.references!r:.120}")
+            return f"references map labels (text) to numbers within ±{MAX_DRAWN:g}, e.g. {{'rational': 1.0}}, got {self.references!r:.120}"
         if self.limits is not None and not (
             isinstance(self.limits, (tuple, list)) and len(self.limits) == 2 and all(map(_drawable, self.limits))
             and self.limits[0] < self.limits[1]
         ):  # fmt: skip
-            raise ValueError(f"a figure's limits are (low, high), numbers within ±{MAX_DRAWN:g} with low < high, got {self.limits!r:.80}")
-        if not all(isinstance(point, (tuple, list)) and len(point) == 2 and all(map(_drawable, point)) for point in self.curve):
-            raise ValueError(f"a figure's curve is (x, y) pairs of numbers within ±{MAX_DRAWN:g}, got {self.curve!r:.120}")
+            return f"limits are (low, high), numbers within ±{MAX_DRAWN:g} with low < high (figures.RATE, DOLLARS), got {self.limits!r:.80}"
+        if not isinstance(self.curve, (tuple, list)) or not all(
+            isinstance(point, (tuple, list)) and len(point) == 2 and all(map(_drawable, point)) for point in self.curve
+        ):
+            return f"curve is (x, y) pairs of numbers within ±{MAX_DRAWN:g}, got {self.curve!r:.120}"
+        if self.curve and self.kind != CURVE:
+            return f"curve is drawn by a {CURVE!r} figure only; a {self.kind!r} figure would leave it out"
+        if self.people and self.kind not in (VIOLIN, CURVE):
+            return (f"people is drawn by a {VIOLIN!r} or {CURVE!r} figure only; a {self.kind!r} figure shows people's "
+                    f"figure as a reference line: references={{'people (source)': value}}")  # fmt: skip
+        if self.people:
+            from .people import SOURCES
+
+            if self.people not in SOURCES:
+                return f"people names one of pytest_gaamas.people.SOURCES: {'; '.join(map(repr, SOURCES))}; got {self.people!r:.80}"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -94,6 +135,26 @@ class Figure:
 
 #: Far past any game's unit, and within what a plot's axis can be drawn over.
 MAX_DRAWN = 1e12
+
+
+def _plain(value: Any) -> Any:
+    """A number of any numeric type (numpy's among them) as Python's own; anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
+def _plain_numbers(figure: Figure) -> None:
+    """A figure's numbers as Python's own, so that ``x=np.int64(3)`` is the round 3 it means."""
+    def tuple_of_numbers(value: Any) -> Any:
+        return tuple(map(_plain, value)) if isinstance(value, (tuple, list)) else value
+
+    object.__setattr__(figure, "x", _plain(figure.x))
+    if isinstance(figure.references, Mapping):
+        object.__setattr__(figure, "references", {label: _plain(value) for label, value in figure.references.items()})
+    object.__setattr__(figure, "limits", tuple_of_numbers(figure.limits))
+    if isinstance(figure.curve, (tuple, list)):
+        object.__setattr__(figure, "curve", tuple(tuple_of_numbers(point) for point in figure.curve))
 
 
 def _drawable(value: Any) -> bool:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,8 @@ class Settings:
     tables: str = "criteria"
     report_path: Path | None = None
     markdown_path: Path | None = None
+    #: The shipped suite's behaviours and cassettes (``shipped_suite``), where they are not the run's own.
+    shipped: tuple[Path, Path] | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -289,6 +292,7 @@ class Settings:
             tables=tables,
             report_path=Path(value("report")) if value("report") else None,
             markdown_path=Path(value("markdown")) if value("markdown") else None,
+            shipped=shipped_suite(),
         )
         settings.check_outputs()
         return settings
@@ -307,6 +311,38 @@ class Settings:
         suffix += "@think" if self.think else ""
         return suffix + ("" if self.max_tokens is None else f"@max{self.max_tokens}")
 
+    def for_item(self, path: Path, model_dir: str) -> Settings:
+        """The settings an item of the behaviour file ``path`` plays under, for the model whose cassettes
+        are in ``model_dir`` (``embedded-smollm2``, with the run's suffix). A shipped behaviour replays
+        the shipped cassettes of a model they hold, unless the run's own cassette folder holds some of
+        that behaviour's for the model, or records afresh (``all``): its recordings are the user's,
+        in the user's folder. Every other item, and every item in the checkout, reads the run's own."""
+        if self.shipped is None or self.record == "all":
+            return self
+        behaviours, cassettes = self.shipped
+        if Path(path).resolve().parent != behaviours or cassettes == self.cassette_dir.resolve():
+            return self
+        behaviour = Path(path).stem.removeprefix("test_")
+        if (self.cassette_dir / model_dir / behaviour).is_dir() or not (cassettes / model_dir / behaviour).is_dir():
+            return self
+        return replace(self, cassette_dir=cassettes)
+
+    def behaviour_file(self, rootpath: Path, test_id: str) -> Path:
+        """The behaviour file of the item ``test_id``: under the rootdir, or, for a shipped behaviour
+        run from an installed package (``behaviours/test_ultimatum.py::...``), the package's own."""
+        written = test_id.split("::", 1)[0]
+        shipped = self.shipped[0].parent / written if self.shipped is not None else None
+        if not (rootpath / written).is_file() and shipped is not None and shipped.is_file():
+            return shipped
+        return rootpath / written
+
+    def model_meta(self, directory: str) -> Path:
+        """Where the model whose cassettes are in ``directory`` is described (``model.json``): the
+        run's own cassette folder, or, where that has none, the shipped cassettes' (see ``for_item``)."""
+        own = self.cassette_dir / directory / "model.json"
+        shipped = self.shipped[1] / directory / "model.json" if self.shipped is not None else None
+        return shipped if not own.exists() and shipped is not None and shipped.exists() else own
+
     def check_outputs(self) -> None:
         """Every place this run will write, tried now: a long run must not end unable to save."""
         places = [("--gaamas-journal-dir", self.journal_dir)]
@@ -324,6 +360,18 @@ class Settings:
             problem = unwritable(directory)
             if problem:
                 raise pytest.UsageError(f"{option}: cannot write in {directory} ({problem}); choose another place")
+
+
+@functools.cache
+def shipped_suite() -> tuple[Path, Path] | None:
+    """The behaviours and cassettes that ship with the plugin, resolved: in an installed package, where
+    the wheel puts them (``pytest_gaamas/shipped/``), or at the top of a checkout; None where neither is."""
+    package = Path(__file__).resolve().parent
+    for root in (package / "shipped", package.parent):
+        behaviours, cassettes = root / "behaviours", root / "cassettes"
+        if behaviours.is_dir() and cassettes.is_dir() and (root != package.parent or (root / "pyproject.toml").is_file()):
+            return behaviours, cassettes
+    return None
 
 
 def behaviour_files(args: list[str]) -> list[Path]:
