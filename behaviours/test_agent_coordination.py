@@ -60,6 +60,11 @@ could not have known: the baseline. The claim "the script leaks beyond chance": 
 of such acts exceeds the agents' (Mann-Whitney U, one-sided, Holm over the message counts);
 concessions in round 1 (which chance makes) and messages that name the other's favourite first are
 shown apart.
+A coin sits at the null of the last two claims: a random script leads random agents by nothing with
+the payoffs private or known, and makes the revealing acts as often as they guess them. Each is one
+of the suite's families judged at 0.05 divided by their number (pytest_gaamas.verdicts.BLIND_NULLS),
+before Holm's correction within it. The claim that one author overstates is not: one author writing
+both sides is a construct a blind script truly has.
 """
 
 import math
@@ -98,9 +103,12 @@ OMNISCIENCE_TABLE = ("Agent-agent coordination: what knowing the other's payoffs
                      "payoffs minus (script - agents) with both known, coordination rate per game")
 OMNISCIENCE_COLUMNS = ("script - agents, private [95% CI]", "script - agents, common [95% CI]", "difference in differences [95% CI]",
                        "p (omniscience adds, one-sided)", "p (Holm)")
+#: The claims a coin sits at the null of: judged at the suite's share of 5% for such families.
+OMNISCIENCE, LEAKAGE = "omniscience adds success", "the script leaks beyond chance"
 OMNISCIENCE_CRITERION = (f"the script's lead over the agents is larger where only it knows both payoffs: difference in differences, "
-                         f"one-sided bootstrap p < {ALPHA} after Holm's correction over the {len(MESSAGES)} message counts; "
-                         "contradicted where it is smaller as significantly")
+                         f"one-sided bootstrap p < {verdicts.blind_null(OMNISCIENCE):.3g} after Holm's correction over the "
+                         f"{len(MESSAGES)} message counts ({verdicts.blind_null_words(OMNISCIENCE)}); contradicted where it is "
+                         "smaller as significantly")
 
 LEVELS_TABLE = {information: f"{title}: the pair's outcome beside each player's own choices" for information, title in TABLE.items()}
 LEVELS_COLUMNS = ("pair: coordination rate [95% CI]", "players: moves to their own favourite [95% CI]",
@@ -123,8 +131,9 @@ LEAKAGE_COLUMNS = ("agents (chance: they could not know)", "script", "script - a
 #: The acts measured against chance: all of them (the claim), then each kind apart.
 LEAKAGE_ACTS = {"all acts": None, "concessions in round 1": "round 1 move", "messages naming the other's favourite first": "message"}
 LEAKAGE_CRITERION = (f"the script's games make more of the acts that would reveal the other's payoffs than the agents', who could not know: "
-                     f"Mann-Whitney U, one-sided p < {ALPHA} after Holm's correction over the {len(MESSAGES)} message counts; "
-                     "contradicted where the agents make more as significantly")
+                     f"Mann-Whitney U, one-sided p < {verdicts.blind_null(LEAKAGE):.3g} after Holm's correction over the "
+                     f"{len(MESSAGES)} message counts ({verdicts.blind_null_words(LEAKAGE)}); contradicted where the agents make "
+                     "more as significantly")
 
 
 def files(messages, simulation, information):
@@ -244,11 +253,11 @@ def by_game(gaamas, messages, information, of):
     return measured(agents), measured(script)
 
 
-def script_claim(gaamas, messages, information, of):
+def script_claim(gaamas, messages, information, of, alpha=ALPHA):
     """The claim that the script's games score more by ``of`` than the agents', in the family of the message counts."""
     by_count = {count: by_game(gaamas, count, information, of) for count in MESSAGES}
     return verdicts.family({count: (stats.stochastically_greater(script, agents), stats.stochastically_greater(agents, script))
-                            for count, (agents, script) in by_count.items()}, ALPHA)[messages]  # fmt: skip
+                            for count, (agents, script) in by_count.items()}, alpha)[messages]  # fmt: skip
 
 
 @pytest.mark.parametrize("information", INFORMATION)
@@ -299,7 +308,8 @@ def test_omniscience_adds_success(gaamas, messages):
     knows both payoffs, less its lead where both agents know them too. One author's shared rule
     leads as much in both conditions, and cancels."""
     gains = {count: omniscience(gaamas, count) for count in MESSAGES}
-    claim = verdicts.family({count: (gained.p, gained.contrary_p) for count, (gained, _, _) in gains.items()}, ALPHA)[messages]
+    claim = verdicts.family({count: (gained.p, gained.contrary_p) for count, (gained, _, _) in gains.items()},
+                            verdicts.blind_null(OMNISCIENCE))[messages]
     gained, private, common = gains[messages]
     column = COLUMNS[MESSAGES.index(messages)]
     gaamas.score(
@@ -323,7 +333,7 @@ def test_omniscience_adds_success(gaamas, messages):
 def test_script_leaks_beyond_chance(gaamas, messages):
     """Leakage against its chance baseline, in the private game: the acts that would reveal the
     other's payoffs, by the script that saw them and by the agents that could only guess."""
-    claim = script_claim(gaamas, messages, "private", revealing_rate)
+    claim = script_claim(gaamas, messages, "private", revealing_rate, verdicts.blind_null(LEAKAGE))
     column = COLUMNS[MESSAGES.index(messages)]
     shown = {}
     for rank, (acts, kind) in enumerate(LEAKAGE_ACTS.items()):

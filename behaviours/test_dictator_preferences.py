@@ -20,7 +20,10 @@ Verdict: met when the lower 95% bound of the mean share kept is above `min_mean_
 dictator keeps more than half, as theory and people do), missed when the upper bound is at or below
 it, inconclusive otherwise. Strictly above: an agent that keeps $50 every time, as one answering the
 middle of the range does, keeps half, not more. Override with
---gaamas-threshold=dictator_preferences.min_mean_kept=VALUE.
+--gaamas-threshold=dictator_preferences.min_mean_kept=VALUE. A coin keeps $50 on average, and so does any
+constant asked in turn what it keeps and what it gives: it sits at this criterion's null, so the
+criterion is one of the suite's families judged at 0.05 divided by their number
+(pytest_gaamas.verdicts.BLIND_NULLS), within the table's own correction over its 20 cells.
 Fidelity (test_dictator_fidelity, same cells replayed): the 30 amounts kept against the 13,232
 MobLab dictators', choice by choice (pytest_gaamas.fidelity): passes when the model is
 indistinguishable from people and within $15 of their distribution.
@@ -39,6 +42,8 @@ TEMPERATURES = (0.0, 0.35, 0.7, 1.05, 1.4)
 SEED_TEMPERATURE = 0.7
 PEOPLE = "MobLab dictators: $ kept of $100"
 MIN_MEAN_KEPT = 50.0
+#: A coin sits at the criterion's null: judged at the suite's share of 5% for such families.
+BLIND_NULL = "the dictator keeps more than half"
 
 TABLE = "Preferences: the dictator's share kept, of $100"
 COLUMNS = ("median", "mean [95% CI]", "distribution", "n", "invalid")
@@ -55,7 +60,7 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
     kept = [r.outcome["my_share"] for r in records if r.valid]
     mean_kept = stats.mean(kept)
     threshold = gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
-    verdict = verdicts.strictly_above(mean_kept, threshold)
+    verdict = verdicts.strictly_above(mean_kept, threshold, alpha=verdicts.blind_null(BLIND_NULL))
 
     gaamas.score(
         table=TABLE,
@@ -64,7 +69,7 @@ def test_dictator_preferences(gaamas, role, temperature, generation):
         estimate=mean_kept,
         invalid=len(records) - len(kept),
         verdict=verdict,
-        criterion=f"lower 95% bound of the mean share kept > {threshold:g}",
+        criterion=f"lower 95% bound of the mean share kept > {threshold:g}; {verdicts.blind_null_words(BLIND_NULL)}",
         columns=COLUMNS,
         cells=summary_cells(kept, mean_kept) | {"n": str(len(records)), "invalid": str(len(records) - len(kept))},
         details={"kept": kept},

@@ -14,7 +14,8 @@ right half the time (reference:random). People: 93% of subjects are rational in 
 (Kneeland 2015; verified, subject-level classification, not this exact prompt).
 Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate` (0.5); override with
 --gaamas-threshold=first_order_rationality.min_rational_rate=VALUE. At chance when the 90% interval lies
-within 0.5 +- 0.15.
+within 0.5 +- 0.15. A coin sits at this criterion's null, so it is one of the suite's families judged at
+0.05 divided by their number (pytest_gaamas.verdicts.BLIND_NULLS).
 """
 
 import pytest
@@ -29,6 +30,8 @@ PAPER_TEMPERATURE = 0.7
 MIN_RATIONAL_RATE = 0.5
 #: A player 2 who picks A or B at random.
 CHANCE = 0.5
+#: A coin sits at the criterion's null: judged at the suite's share of 5% for such families.
+BLIND_NULL = "first-order rationality"
 
 TABLE = "First-order rationality: rate of the dominant action A (player 2)"
 COLUMNS = tuple(b.capitalize() for b in BELIEFS)
@@ -43,7 +46,7 @@ def test_first_order_rationality(gaamas, belief, generation):
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
     threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
-    verdict = verdicts.at_least(rate, threshold, chance=CHANCE)
+    verdict = verdicts.at_least(rate, threshold, chance=CHANCE, alpha=verdicts.blind_null(BLIND_NULL))
     invalid = len(records) - len(valid)
 
     gaamas.score(
@@ -52,7 +55,7 @@ def test_first_order_rationality(gaamas, belief, generation):
         estimate=rate,
         invalid=invalid,
         verdict=verdict,
-        criterion=f"lower 95% bound of the rate of the dominant action >= {threshold}",
+        criterion=f"lower 95% bound of the rate of the dominant action >= {threshold}; {verdicts.blind_null_words(BLIND_NULL)}",
         columns=COLUMNS,
         cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
         figures=(Figure("First-order rationality: the dominant action chosen (player 2)", INTERVAL, "rate of A [95% CI]", x=belief.capitalize(),

@@ -42,7 +42,10 @@ otherwise. Power: for an honest label-blind agent (both rates 0.5) the interval'
 never at the paper's 30 (where the half-width is the margin itself), hence 120.
 Role fidelity and payoff sensitivity are human-like behaviour: an agent that always defects fails
 them, and meets semantic robustness; a coin, or an agent answering by position, meets semantic
-robustness (it never reads a label) and fails the other two.
+robustness (it never reads a label) and fails the other two. A coin's cooperation moves with neither
+the prompt nor the payoffs: it sits at the null of both trend tests, so each is one of the suite's
+families judged at 0.05 divided by their number (pytest_gaamas.verdicts.BLIND_NULLS), before Holm's
+correction within it.
 """
 
 from functools import lru_cache
@@ -73,6 +76,8 @@ COLUMNS = tuple(PROMPTS)
 LABELS_OF = {"actions": "named", "actions + ano": "anonymised", "strategy": "named"}
 GENERATION_OF = {"named": "actions", "anonymised": "actions + ano"}
 ALPHA = 0.05
+#: The claims a coin sits at the null of (no trend): judged at the suite's share of 5% for such families.
+ROLE_FIDELITY, PAYOFF_SENSITIVITY = "role fidelity", "payoff sensitivity"
 EQUIVALENCE_MARGIN = 0.2
 GENERATED_DILEMMAS, GENERATION_SEED = 4, 2018
 
@@ -157,14 +162,16 @@ ROLE_FAMILY = [(version, labels) for version in VERSIONS for labels in GENERATIO
 @pytest.mark.parametrize("version", VERSIONS)
 def test_role_fidelity(gaamas, version, labels):
     trends = {member: role_trend(gaamas, *member) for member in ROLE_FAMILY}
-    claims = verdicts.family({member: (rise, fall) for member, (_, (_, rise, fall, _, _)) in trends.items()}, ALPHA)
+    claims = verdicts.family({member: (rise, fall) for member, (_, (_, rise, fall, _, _)) in trends.items()},
+                             verdicts.blind_null(ROLE_FIDELITY))
     rates, (z, _, _, estimate, invalid) = trends[(version, labels)]
     claim = claims[(version, labels)]
     gaamas.score(
         table="Prisoner's dilemma, role fidelity: does cooperation rise from the Rational to the Human prompt?",
         metric="trend z", estimate=estimate, invalid=invalid, verdict=claim.verdict,
-        criterion=f"exact trend test Rational < Neutral < Human, one-sided p < {ALPHA} after Holm's correction over the "
-                  f"{claim.family_size} versions x labels; missed where cooperation falls as significantly",
+        criterion=f"exact trend test Rational < Neutral < Human, one-sided p < {verdicts.blind_null(ROLE_FIDELITY):.3g} after Holm's "
+                  f"correction over the {claim.family_size} versions x labels ({verdicts.blind_null_words(ROLE_FIDELITY)}); missed where "
+                  "cooperation falls as significantly",
         columns=(*PROMPTS, "trend z", "p", "p (Holm)"),
         cells={prompt: cell(r) + invalid_note(i) for prompt, (r, i) in rates.items()}
         | {"trend z": f"{z:.2f}", "p": p_value_text(claim.p), "p (Holm)": p_value_text(claim.p_adjusted)},
@@ -227,7 +234,8 @@ def payoff_trend(gaamas, prompt: str):
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_payoff_sensitivity(gaamas, prompt):
     trends = {member: payoff_trend(gaamas, member) for member in PROMPTS}
-    claims = verdicts.family({member: (rise, fall) for member, (*_, (_, rise, fall, _, _)) in trends.items()}, ALPHA)
+    claims = verdicts.family({member: (rise, fall) for member, (*_, (_, rise, fall, _, _)) in trends.items()},
+                             verdicts.blind_null(PAYOFF_SENSITIVITY))
     matrices, rates, predicted, by_prediction, (z, _, _, estimate, invalid) = trends[prompt]
     claim = claims[prompt]
     flag = ""
@@ -240,7 +248,8 @@ def test_payoff_sensitivity(gaamas, prompt):
         table=PAYOFF_TABLE,
         metric="trend z", estimate=estimate, invalid=invalid, verdict=claim.verdict,
         criterion=f"cooperation rises with Mengel's predicted human cooperation over {len(matrices)} dilemmas: exact trend test, "
-                  f"one-sided p < {ALPHA} after Holm's correction over the {claim.family_size} prompts",
+                  f"one-sided p < {verdicts.blind_null(PAYOFF_SENSITIVITY):.3g} after Holm's correction over the {claim.family_size} "
+                  f"prompts ({verdicts.blind_null_words(PAYOFF_SENSITIVITY)})",
         columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p", "p (Holm)", "flag"),
         cells={"flag": flag, "dilemmas": str(len(matrices)),
                "cooperation, least to most cooperative payoffs for people": " ".join(f"{rates[m][0].value:.2f}" if rates[m][0].n else "-" for m in by_prediction),

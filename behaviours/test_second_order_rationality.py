@@ -16,7 +16,9 @@ Theory: a second-order rational player plays X every time (reference:rational); 
 time (reference:random). People: 71% of subjects are second-order rational (Kneeland 2015, verified).
 Verdict: passes when the lower 95% bound of the rate reaches `min_rational_rate` (0.5); override with
 --gaamas-threshold=second_order_rationality.min_rational_rate=VALUE. At chance when the 90% interval lies
-within 0.5 +- 0.15. The 36 cells of a model are one family (docs/statistics.md).
+within 0.5 +- 0.15. The 36 cells of a model are one family (docs/statistics.md); a coin sits at this
+criterion's null, so the family is also one of the suite's judged at 0.05 divided by their number
+(pytest_gaamas.verdicts.BLIND_NULLS).
 """
 
 import pytest
@@ -31,6 +33,8 @@ PAPER_TEMPERATURE = 0.7
 MIN_RATIONAL_RATE = 0.5
 #: A player 1 who picks X or Y at random.
 CHANCE = 0.5
+#: A coin sits at the criterion's null: judged at the suite's share of 5% for such families.
+BLIND_NULL = "second-order rationality"
 
 TABLE = "Second-order rationality: rate of X (player 1) [95% CI], payoff version x belief"
 COLUMNS = tuple(b.capitalize() for b in BELIEFS)
@@ -47,7 +51,7 @@ def test_second_order_rationality(gaamas, version, belief, generation):
     valid = [r.outcome for r in records if r.valid]
     rate = stats.wilson(sum(o["rational"] for o in valid), len(valid))
     threshold = gaamas.threshold("min_rational_rate", MIN_RATIONAL_RATE)
-    verdict = verdicts.at_least(rate, threshold, chance=CHANCE)
+    verdict = verdicts.at_least(rate, threshold, chance=CHANCE, alpha=verdicts.blind_null(BLIND_NULL))
     invalid = len(records) - len(valid)
 
     gaamas.score(
@@ -56,7 +60,7 @@ def test_second_order_rationality(gaamas, version, belief, generation):
         estimate=rate,
         invalid=invalid,
         verdict=verdict,
-        criterion=f"lower 95% bound of the rate of X >= {threshold}",
+        criterion=f"lower 95% bound of the rate of X >= {threshold}; {verdicts.blind_null_words(BLIND_NULL)}",
         columns=COLUMNS,
         cells={belief.capitalize(): cell(rate) + invalid_note(invalid)},
         details={"ci": rate.as_json()},

@@ -36,7 +36,10 @@ when the interval lies wholly on the other side, inconclusive when it straddles 
 agent that accepts every offer meets the responder's criterion: accepting $40 is all it asks, and
 the threshold, which no answer given without reading the question brings below $40 more than half
 the time, is what tells an acceptance apart from a habit. Override with
---gaamas-threshold=ultimatum.NAME=VALUE.
+--gaamas-threshold=ultimatum.NAME=VALUE. Two criteria sit at a blind agent's null: a coin keeps $50
+on average as proposer, and an agent that names either end of the range by a coin's toss sets a
+threshold at most $40 exactly half the time (c and 100 - c in turn); each is one of the suite's
+families judged at 0.05 divided by their number (pytest_gaamas.verdicts.BLIND_NULLS).
 Fidelity (test_ultimatum_fidelity, same cells replayed): the proposer's amounts kept against
 MobLab's 5,993 proposers', the thresholds against the same 5,993 people's (pytest_gaamas.fidelity):
 faithful in person when indistinguishable from people and within $15 of them, plausible in
@@ -62,6 +65,8 @@ PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
 MIN_MEAN_KEPT = 50.0
 MIN_ACCEPTANCE = 0.5
+#: The roles whose criterion a blind agent sits at the null of: judged at the suite's share of 5% for such families.
+BLIND_NULL = {"proposer": "the proposer keeps more than half", THRESHOLD: "the responder threshold accepts $40"}
 
 TABLE = "Social preference: the ultimatum game, $100"
 COLUMNS = (
@@ -97,16 +102,17 @@ def test_ultimatum(gaamas, role, generation):
     if role == "proposer":
         kept = [o["my_share"] for o in valid]
         estimate, threshold = stats.mean(kept), gaamas.threshold("min_mean_kept", MIN_MEAN_KEPT)
-        criterion = f"proposer: lower 95% bound of the mean share kept > {threshold:g}"
-        verdict = verdicts.strictly_above(estimate, threshold)
+        criterion = f"proposer: lower 95% bound of the mean share kept > {threshold:g}; {verdicts.blind_null_words(BLIND_NULL[role])}"
+        verdict = verdicts.strictly_above(estimate, threshold, alpha=verdicts.blind_null(BLIND_NULL[role]))
         cells = proposer_cells(kept, estimate)
         cells[COLUMNS[1]] += invalid_note(invalid)
     elif role == THRESHOLD:  # a threshold at most $40 accepts $40: the responder's criterion, by the strategy method
         thresholds = [o["smallest_accepted"] for o in valid]
         estimate = stats.wilson(sum(t <= OFFER_TO_RESPONDER for t in thresholds), len(thresholds))
         threshold = gaamas.threshold("min_acceptance", MIN_ACCEPTANCE)
-        criterion = f"threshold: lower 95% bound of the share of thresholds <= ${OFFER_TO_RESPONDER} >= {threshold:g}"
-        verdict = verdicts.at_least(estimate, threshold)
+        criterion = (f"threshold: lower 95% bound of the share of thresholds <= ${OFFER_TO_RESPONDER} >= {threshold:g}; "
+                     f"{verdicts.blind_null_words(BLIND_NULL[role])}")
+        verdict = verdicts.at_least(estimate, threshold, alpha=verdicts.blind_null(BLIND_NULL[role]))
         cells = {COLUMNS[5]: cell(stats.mean(thresholds)) + invalid_note(invalid), COLUMNS[6]: cell(estimate)}
     else:
         estimate = stats.wilson(sum(o["accepted"] for o in valid), len(valid))

@@ -1,5 +1,5 @@
 """``python -m pytest_gaamas report RUN -o report.html``: the report of a run saved earlier.
-``python -m pytest_gaamas null-rates [FILES]``: the "met" verdicts agents that never read the game earn, per table.
+``python -m pytest_gaamas null-rates [FILES] [--update]``: the "met" verdicts agents that never read the game earn, per table.
 ``python -m pytest_gaamas thresholds [PATHS]``: the thresholds each behaviour reads, for --gaamas-threshold."""
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     null.add_argument("--seeds", type=int, default=20, metavar="N", help="with --agent: seeded runs, seeds 1..N (default: 20)")
     null.add_argument("--workers", type=int, default=2, metavar="N", help="pytest-xdist workers per run (default: 2)")
     null.add_argument("-o", "--output", type=Path, default=Path("null_met.json"), metavar="PATH", help="where to write them")
+    null.add_argument("--update", action="store_true",
+                      help="measure only FILES, at the plan the figures in --output were measured with, and merge them into "
+                      "that file: those behaviours' tables, digests and verdicts per run are replaced, every other "
+                      "behaviour's stay as measured (a behaviour that shares a table with one given must be given too)")  # fmt: skip
     listing = commands.add_parser(
         "thresholds", help="list the thresholds each behaviour reads, for --gaamas-threshold BEHAVIOUR.NAME=VALUE",
         description="The thresholds each behaviour file reads (gaamas.threshold), with their defaults as written.",
@@ -91,7 +95,26 @@ def _null_rates(arguments: argparse.Namespace) -> int:
         return 2
     started = time.perf_counter()
     plan = {agent: tuple(range(1, arguments.seeds + 1)) for agent in arguments.agent} if arguments.agent else null_runs.SHIPPED_PLAN
+    before = None
+    if arguments.update:
+        try:
+            before = null_runs.NullRates.from_json(json.loads(arguments.output.read_text()))
+        except (OSError, ValueError, KeyError) as error:
+            print(terminal(f"gaamas: null-rates --update merges into the figures at {arguments.output}, which cannot be read: {error}"),
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        given = set(null_runs.behaviour_digests(files))
+        if missing := before.sharing(given) - given:
+            print(terminal(f"gaamas: null-rates --update: {', '.join(sorted(given))} share tables with {', '.join(sorted(missing))}; "
+                           "give their files too"), file=sys.stderr)  # fmt: skip
+            return 2
+        if set(plan) != set(before.agents) or sorted({s for seeds in plan.values() for s in seeds}) != list(before.seeds):
+            print(terminal(f"gaamas: null-rates --update plays the plan {arguments.output} was measured with: agents "
+                           f"{', '.join(before.agents)}, seeds {before.seeds[0]}..{before.seeds[-1]}"), file=sys.stderr)  # fmt: skip
+            return 2
     rates = null_runs.measure(files, plan, workers=arguments.workers, progress=lambda line: print(terminal(f"gaamas: null-rates: {line}")))
+    if before is not None:
+        rates = before.updated(rates)
     write_atomically(arguments.output, (json.dumps(rates.to_json(), indent=1) + "\n").encode(), what="null rates")
     print(terminal(f"gaamas: wrote {arguments.output}: {len(rates.tables)} tables, {len(rates.seeds)} seeds, "
                    f"{time.perf_counter() - started:.0f} s"))

@@ -7,7 +7,8 @@ prompt's surface), how many of the table's cells each earned "met", per run, and
 any cell did. ``python -m pytest_gaamas null-rates`` measures it; the shipped behaviours' figures
 live in ``data/null_met.json``, keyed by table title and tied to each behaviour file's text by a
 digest, so a behaviour changed since its measurement shows as stale instead of as a figure that no
-longer describes it.
+longer describes it. ``NullRates.updated`` merges a measurement of some behaviours into the figures of
+all, so that one behaviour changed is measured again alone, at the same seeds.
 """
 
 from __future__ import annotations
@@ -65,6 +66,49 @@ class NullRates:
     #: Agent -> for each of its runs, the test ids it met there: what a suite-wide false-"met" rate
     #: (the runs in which an agent met anything it cannot have) is counted from.
     met_in_runs: Mapping[str, list[list[str]]] = field(default_factory=dict)
+    #: Table title -> every behaviour whose cells are in it (a table may gather several, as the fidelity
+    #: table does); where not recorded, the one that draws it.
+    table_drawn_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def drawn_by(self, title: str) -> tuple[str, ...]:
+        """The behaviours whose cells the table ``title`` gathers."""
+        if title in self.table_drawn_by:
+            return tuple(self.table_drawn_by[title])
+        return (self.table_behaviour[title],) if title in self.table_behaviour else ()
+
+    def sharing(self, behaviours: Iterable[str]) -> set[str]:
+        """``behaviours`` and every behaviour that draws a table with one of them: what measuring them
+        again must measure, for their tables' figures to count every cell."""
+        found = set(behaviours)
+        while True:
+            more = {b for title in self.tables for b in self.drawn_by(title) if found & set(self.drawn_by(title))}
+            if more <= found:
+                return found
+            found |= more
+
+    def updated(self, measured: NullRates) -> NullRates:
+        """These figures with those of the behaviours ``measured`` played replaced by its own: their
+        tables, their digests and, in each of an agent's runs, what it met in them. The runs are the
+        same runs (seed by seed), so ``measured`` must have played the same agents at the same seeds."""
+        if set(measured.agents) != set(self.agents) or tuple(measured.seeds) != tuple(self.seeds):
+            raise ValueError(f"measured with agents {sorted(measured.agents)} at seeds {list(measured.seeds)}, where the figures "
+                             f"to update have {sorted(self.agents)} at {list(self.seeds)}: an update plays the same plan")
+        again = set(measured.behaviours)
+        if unmeasured := self.sharing(again) - again:
+            raise ValueError(f"{sorted(again)} share tables with {sorted(unmeasured)}: measure them together")
+        kept = {title for title in self.tables if not again & set(self.drawn_by(title))}
+        runs = {}
+        for agent, old in self.met_in_runs.items():
+            new = measured.met_in_runs.get(agent, [[] for _ in old])
+            if len(new) != len(old):
+                raise ValueError(f"{agent} played {len(new)} runs, where the figures to update have {len(old)}")
+            runs[agent] = [sorted([t for t in before if behaviour_of(t) not in again] + after) for before, after in zip(old, new)]
+        return NullRates(
+            self.agents, self.seeds, {title: self.tables[title] for title in kept} | dict(measured.tables),
+            dict(self.behaviours) | dict(measured.behaviours),
+            {t: b for t, b in self.table_behaviour.items() if t in kept} | dict(measured.table_behaviour), runs,
+            {t: self.drawn_by(t) for t in kept} | {t: measured.drawn_by(t) for t in measured.tables},
+        )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,7 +118,11 @@ class NullRates:
             "behaviours": dict(self.behaviours),
             "met_in_runs": {agent: runs for agent, runs in sorted(self.met_in_runs.items())},
             "tables": {
-                title: {"behaviour": self.table_behaviour.get(title), "agents": {a: vars(f) for a, f in per_agent.items()}}
+                title: {
+                    "behaviour": self.table_behaviour.get(title),
+                    "drawn_by": list(self.drawn_by(title)),
+                    "agents": {a: vars(f) for a, f in per_agent.items()},
+                }
                 for title, per_agent in sorted(self.tables.items())
             },
         }
@@ -88,6 +136,7 @@ class NullRates:
             agents=tuple(data["agents"]), seeds=tuple(data["seeds"]), tables=tables, behaviours=dict(data["behaviours"]),
             table_behaviour={title: entry["behaviour"] for title, entry in data["tables"].items() if entry.get("behaviour")},
             met_in_runs=dict(data.get("met_in_runs") or {}),
+            table_drawn_by={title: tuple(entry["drawn_by"]) for title, entry in data["tables"].items() if entry.get("drawn_by")},
         )  # fmt: skip
 
     def stale(self, behaviour: str, digest: str | None) -> bool:
@@ -101,6 +150,21 @@ def file_digest(path: Path) -> str:
 
 def behaviour_digests(files: Iterable[Path]) -> dict[str, str]:
     return {path.stem.removeprefix("test_"): file_digest(path) for path in files}
+
+
+def behaviour_of(test_id: str) -> str:
+    """The behaviour a test id belongs to: ``behaviours/test_dictator_preferences.py::...`` is dictator_preferences."""
+    return Path(test_id.split("::")[0]).stem.removeprefix("test_")
+
+
+def drawers(documents: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """Each judged table's behaviours, over run logs."""
+    found: dict[str, set[str]] = {}
+    for document in documents:
+        for score in document["scores"]:
+            if score.get("verdict") is not None:
+                found.setdefault(score["table"], set()).add(score["behaviour"])
+    return {title: tuple(sorted(behaviours)) for title, behaviours in found.items()}
 
 
 def tally(documents: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, TableNull]], dict[str, str]]:
@@ -157,7 +221,7 @@ def measure(
             met = sum(s.get("verdict") == "met" for s in documents[-1]["scores"])
             progress(f"seed {seed}: {len(agents)} agents, {met} cells met")
     tables, owner = tally(documents)
-    return NullRates(tuple(plan), tuple(seeds), tables, behaviour_digests(files), owner, met_in_runs(documents))
+    return NullRates(tuple(plan), tuple(seeds), tables, behaviour_digests(files), owner, met_in_runs(documents), drawers(documents))
 
 
 def met_in_runs(documents: Sequence[Mapping[str, Any]]) -> dict[str, list[list[str]]]:
@@ -192,9 +256,9 @@ def for_tables(titles: Iterable[str], digests: Mapping[str, str]) -> dict[str, d
     for title in titles:
         per_agent = rates.tables.get(title)
         if per_agent:
-            behaviour = rates.table_behaviour.get(title, "")
+            played = [b for b in rates.drawn_by(title) if b in digests] or [rates.table_behaviour.get(title, "")]
             found[title] = {"agents": {agent: vars(f) for agent, f in sorted(per_agent.items())},
-                            "stale": rates.stale(behaviour, digests.get(behaviour))}  # fmt: skip
+                            "stale": any(rates.stale(b, digests.get(b)) for b in played)}  # fmt: skip
     return found
 
 

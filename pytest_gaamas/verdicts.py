@@ -36,6 +36,19 @@ judged at the confidence 1 - (1 - its own) / size, computed again from its sampl
 that a table of 36 cells meets a criterion by chance somewhere at most 5% of the time, not 84%. The
 table still shows the 95% interval; the score keeps the interval the verdict was decided on.
 
+**A blind agent's null, across the suite.** A table's correction holds each family at ``ALPHA``
+against a coin, but a run judges some 25 families for one model, and where a blind agent sits
+exactly at a family's null (a coin keeps $50 on average and "keeps more than half" is its null; a
+random script leaks as random agents guess) each of them gives it its full ``ALPHA``: over the
+suite, about one run in four met something a coin cannot have. ``BLIND_NULLS`` lists those
+families, with what puts a blind agent at each null, in one place; each is judged at
+``blind_null(name)``, ``ALPHA`` divided by their number (Bonferroni across families, within which
+the table's or the claim family's own correction still applies), and its criterion says so with
+``blind_null_words(name)``. A family whose blind agents sit far from its null (a coin's 0.5 against
+a threshold of 0.75) keeps ``ALPHA``: the coin meets it far less often than any share of 5% it would
+be given. The interval helpers take the level as ``alpha=``; ``family`` already does. At chance is
+still tested at ``ALPHA``: it is never a pass.
+
 ``strictly_above`` is for a criterion that a constant answer at the threshold must not meet (a
 dictator who keeps $50 every time has the degenerate interval [50, 50]: it keeps at least half, but
 not more than half). ``equivalent`` is two one-sided tests: their null hypotheses include the margin
@@ -100,6 +113,26 @@ NOT_MET = (MISSED, AT_CHANCE, INCONCLUSIVE)
 ALPHA = 0.05
 #: How far from chance a rate is still "at chance", where the behaviour gives no margin of its own.
 RATE_CHANCE_MARGIN = 0.15
+#: The suite's families whose null hypothesis a blind agent sits at: what puts it there. Each is
+#: judged at ALPHA / len(BLIND_NULLS), so that a blind agent meets one of them, anywhere in a run,
+#: at most ALPHA of the time (docs/statistics.md, "A blind agent's null, across the suite").
+BLIND_NULLS = {
+    "first-order rationality": "a coin chooses the dominant action half the time, and the threshold is 0.5",
+    "second-order rationality": "a coin chooses X half the time, and the threshold is 0.5",
+    "the dictator keeps more than half": "a coin keeps $50 on average, and so does any constant, asked in turn what it keeps "
+                                         "and what it gives",
+    "the proposer keeps more than half": "a coin keeps $50 on average, and so does any constant, asked in turn what it keeps "
+                                         "and what it offers",
+    "the responder threshold accepts $40": "an agent that names either end of the range by a coin's toss sets a threshold at "
+                                           "most $40 half the time, asked in turn for the smallest offer and the most kept",
+    "role fidelity": "a coin's cooperation does not move with the prompt: no trend is the null",
+    "payoff sensitivity": "a coin's cooperation does not move with the payoffs: no trend is the null",
+    "the script leaks beyond chance": "a random script makes the revealing acts as often as random agents, who cannot know, "
+                                      "guess them",
+    "omniscience adds success": "a random script leads random agents by nothing, with the payoffs private or known",
+    "the responder threshold's fidelity": "a threshold drawn uniformly over the range lies $15.7 from people's, at the $15 "
+                                          "tolerance",
+}
 
 
 class Interval(Protocol):
@@ -177,41 +210,59 @@ def current_table() -> TableFamily | None:
     return _table.get()
 
 
-def at_least(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
+def blind_null(family: str) -> float:
+    """The level of a criterion of ``family``, one of ``BLIND_NULLS``: ALPHA divided by their number."""
+    if family not in BLIND_NULLS:
+        raise KeyError(f"{family!r} is not one of the families whose null a blind agent sits at: {', '.join(BLIND_NULLS)}")
+    return ALPHA / len(BLIND_NULLS)
+
+
+def blind_null_words(family: str) -> str:
+    """The correction in a criterion's words: "alpha 0.05 / 9, ...", for a criterion of ``family``."""
+    blind_null(family)
+    return (f"alpha {ALPHA:g} / {len(BLIND_NULLS)}: a blind agent sits at this criterion's null, one of the suite's "
+            f"{len(BLIND_NULLS)} such families")
+
+
+def at_least(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None,
+             alpha: float = ALPHA) -> Verdict:  # fmt: skip
     """Met when the whole interval is at or above ``threshold``, missed when it is all below."""
     if not _measured(estimate):
         return MISSED
     _number(threshold)
-    return _judge(estimate, lambda i: (i.low >= threshold, i.high < threshold), chance, chance_margin)
+    return _judge(estimate, lambda i: (i.low >= threshold, i.high < threshold), chance, chance_margin, alpha)
 
 
-def strictly_above(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
+def strictly_above(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None,
+                   alpha: float = ALPHA) -> Verdict:  # fmt: skip
     """Met when the whole interval is above ``threshold``; missed when none of it is (an interval
     that is the threshold itself included)."""
     if not _measured(estimate):
         return MISSED
     _number(threshold)
-    return _judge(estimate, lambda i: (i.low > threshold, i.high <= threshold), chance, chance_margin)
+    return _judge(estimate, lambda i: (i.low > threshold, i.high <= threshold), chance, chance_margin, alpha)
 
 
-def at_most(estimate: Interval, ceiling: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
+def at_most(estimate: Interval, ceiling: float, *, chance: float | None = None, chance_margin: float | None = None,
+            alpha: float = ALPHA) -> Verdict:  # fmt: skip
     """Met when the whole interval is at or below ``ceiling``, missed when it is all above."""
     if not _measured(estimate):
         return MISSED
     _number(ceiling)
-    return _judge(estimate, lambda i: (i.high <= ceiling, i.low > ceiling), chance, chance_margin)
+    return _judge(estimate, lambda i: (i.high <= ceiling, i.low > ceiling), chance, chance_margin, alpha)
 
 
-def inside(estimate: Interval, low: float, high: float, *, chance: float | None = None, chance_margin: float | None = None) -> Verdict:
+def inside(estimate: Interval, low: float, high: float, *, chance: float | None = None, chance_margin: float | None = None,
+           alpha: float = ALPHA) -> Verdict:  # fmt: skip
     """Met when the interval lies within the band [``low``, ``high``] (its ends included), missed
     when it has no point in common with it."""
     if not _measured(estimate):
         return MISSED
     low, high = _band(low, high)
-    return _judge(estimate, lambda i: (low <= i.low and i.high <= high, i.high < low or i.low > high), chance, chance_margin)
+    return _judge(estimate, lambda i: (low <= i.low and i.high <= high, i.high < low or i.low > high), chance, chance_margin, alpha)
 
 
-def equivalent(difference: Interval, margin: float) -> Verdict:
+def equivalent(difference: Interval, margin: float, *, alpha: float = ALPHA) -> Verdict:
     """Two one-sided tests: met when the interval of the difference lies strictly within
     (-``margin``, ``margin``) (give it the 1 - 2 alpha interval), missed when it lies wholly outside
     it, at or beyond one end."""
@@ -219,7 +270,7 @@ def equivalent(difference: Interval, margin: float) -> Verdict:
         return MISSED
     if not _number(margin) > 0:
         raise ValueError(f"an equivalence margin is above 0, got {margin!r}")
-    return _judge(difference, lambda i: (-margin < i.low and i.high < margin, i.high <= -margin or i.low >= margin), None, None)
+    return _judge(difference, lambda i: (-margin < i.low and i.high < margin, i.high <= -margin or i.low >= margin), None, None, alpha)
 
 
 def at_chance(estimate: Interval, chance: float, margin: float | None = None, alpha: float = ALPHA) -> bool:
@@ -247,13 +298,18 @@ def _chance_interval(estimate: Interval, chance: float, margin: float | None, al
     return chance - margin < interval.low and interval.high < chance + margin, margin, interval
 
 
-def _judge(estimate: Interval, shown: Callable[[Any], tuple[bool, bool]], chance: float | None, chance_margin: float | None) -> Verdict:
+def _judge(
+    estimate: Interval, shown: Callable[[Any], tuple[bool, bool]], chance: float | None, chance_margin: float | None, alpha: float = ALPHA,
+) -> Verdict:  # fmt: skip
     """The verdict of a criterion whose (met, missed) ``shown`` reads off an interval: decided on the
-    interval at its table's level, then at chance before missed or inconclusive (never before met).
-    Kept in the table family, where there is one, for the score to say what it was decided on."""
+    interval at its table's level (``alpha`` over the table's size), then at chance before missed or
+    inconclusive (never before met). Kept in the table family, where there is one, for the score to
+    say what it was decided on."""
+    if not 0 < _number(alpha) <= ALPHA:
+        raise ValueError(f"a criterion's level is above 0 and at most {ALPHA}, got {alpha!r}")
     family = _table.get()
     size = 1 if family is None else family.size
-    confidence, interval = _at_table_level(estimate, size)
+    confidence, interval = _at_table_level(estimate, size * ALPHA / alpha)
     met, missed = shown(interval)
     tested = None
     if met:
@@ -268,10 +324,11 @@ def _judge(estimate: Interval, shown: Callable[[Any], tuple[bool, bool]], chance
     return verdict
 
 
-def _at_table_level(estimate: Interval, size: int) -> tuple[float, Interval]:
+def _at_table_level(estimate: Interval, size: float) -> tuple[float, Interval]:
     """The confidence and the interval of ``estimate`` widened to its table's level: the error the
     estimate's own confidence allows (0.05 at 95%, 0.10 for an equivalence's 90%) divided by the
-    table's size. As given in a table of one cell, and where nothing can compute it again."""
+    table's size (times ALPHA over the criterion's level, for a family at a blind agent's null). As
+    given in a table of one cell, and where nothing can compute it again."""
     own = getattr(estimate, "confidence", 1 - ALPHA)
     if size <= 1:
         return own, estimate

@@ -46,8 +46,8 @@ def test_each_table_holds_its_level_against_the_coin(rates):
 
 
 def test_the_statistics_page_says_in_how_many_runs_the_coin_met_what_it_cannot_have(rates):
-    """The suite-wide figure is said as measured: each table holds its level, but the suite has no
-    correction across its families, and several sit exactly at the coin's null."""
+    """The suite-wide figure is said as measured: each table holds its level, and the families whose
+    null a blind agent sits at share the 5% (verdicts.BLIND_NULLS)."""
     runs = coin_runs_outside(rates)
     said = f"in {sum(1 for met in runs if met)} of {len(runs)} whole-suite runs"
     assert said in " ".join((ROOT / "docs" / "statistics.md").read_text().split()), f"docs/statistics.md should say {said!r}"
@@ -86,3 +86,38 @@ def test_a_tally_counts_each_agent_s_runs_and_met_cells_per_table():
     entry = {"agents": {a: vars(f) for a, f in tables["T"].items()}, "stale": False}
     assert null_runs.note(entry) == ("met without reading the game, in seeded null runs: of 2 blind agents, at most 0.5 a run "
                                      "(in 1 of 2 runs), coin")  # fmt: skip
+
+
+def test_an_update_replaces_only_the_measured_behaviours_tables_and_verdicts_per_run():
+    """One behaviour measured again alone, at the plan of the whole: its tables, its digest and, run by
+    run, what each agent met in it are replaced; every other behaviour's stay as they were measured."""
+    def rates(tables, behaviours, runs, drawn_by=None):
+        figures = {title: {"coin": null_runs.TableNull(1, 0.0, 0, 2)} for title in tables}
+        return null_runs.NullRates(("coin",), (1, 2), figures, behaviours, dict(tables), {"coin": runs}, drawn_by or {})
+
+    a, b = "behaviours/test_a.py::test_a[coin]", "behaviours/test_b.py::test_b[coin]"
+    before = rates({"A": "a", "B": "b", "AB": "a"}, {"a": "1", "b": "1"}, [[a, b], []], {"AB": ("a", "b")})
+    again = rates({"B": "b", "AB": "b"}, {"b": "2"}, [[], [b]], {"AB": ("b",)})
+    with pytest.raises(ValueError, match="measure them together"):  # table AB is drawn by a too
+        before.updated(again)
+    assert before.sharing({"b"}) == {"a", "b"}
+    apart = rates({"A": "a", "B": "b"}, {"a": "1", "b": "1"}, [[a, b], []])
+    merged = apart.updated(rates({"B2": "b"}, {"b": "2"}, [[], [b]]))
+    assert set(merged.tables) == {"A", "B2"} and merged.behaviours == {"a": "1", "b": "2"}
+    assert merged.met_in_runs["coin"] == [[a], [b]] and merged.drawn_by("A") == ("a",)
+    assert null_runs.NullRates.from_json(merged.to_json()) == merged
+    other_seeds = null_runs.NullRates(("coin",), (1, 2, 3), {}, {"b": "2"}, {}, {"coin": [[], [], []]})
+    with pytest.raises(ValueError, match="same plan"):
+        apart.updated(other_seeds)
+
+
+def test_the_command_s_update_refuses_what_it_cannot_merge_before_playing_anything(tmp_path, capsys):
+    from pytest_gaamas.__main__ import main
+
+    behaviour = str(ROOT / "behaviours" / "test_coordination.py")
+    assert main(["null-rates", "--update", "-o", str(tmp_path / "none.json"), behaviour]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+    figures = tmp_path / "null_met.json"
+    figures.write_text((ROOT / "pytest_gaamas" / "data" / "null_met.json").read_text())
+    assert main(["null-rates", "--update", "-o", str(figures), "--agent", "reference:random", "--seeds", "3", behaviour]) == 2
+    assert "plays the plan" in capsys.readouterr().err

@@ -196,7 +196,7 @@ def leakage_claims(write_script, agent, seed=1):
         script = [bos_agents.revealing_rate(play_trial(script_game, Writer(write_script), t, seed=seed, temperature=0.7).outcome) for t in range(30)]
         agents = [bos_agents.revealing_rate(play_trial(agents_game, agent, t, seed=seed, temperature=0.7).outcome) for t in range(30)]
         rates[messages] = (stats.stochastically_greater(script, agents), stats.stochastically_greater(agents, script))
-    return {m: claim.verdict for m, claim in verdicts.family(rates, 0.05).items()}
+    return {m: claim.verdict for m, claim in verdicts.family(rates, verdicts.blind_null("the script leaks beyond chance")).items()}
 
 
 def test_a_script_that_guesses_shows_no_leakage_beyond_chance_and_one_that_reads_the_other_does():
