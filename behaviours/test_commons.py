@@ -33,7 +33,9 @@ reaches `min_survival` (0.5): a constant catch lives at one scale at most, 4 of 
 [0.17, 0.69]. Override with --gaamas-threshold=commons.min_survival=VALUE.
 Whether the catch reads the lake, per cell: the first round's catch asked (a society's mean) rises
 with the lake's scale (Jonckheere-Terpstra's exact permutation test over the societies, one-sided,
-Holm over the cells with its contrary); a catch that ignores the lake is the same at every scale.
+Holm over the cells with its contrary, at 0.05 / 12: a blind agent sits at its null, one of the
+suite's families listed in verdicts.BLIND_NULLS); a catch that ignores the lake is the same at every
+scale.
 The seed's findings, each its own test over two cells (replayed): a log-rank test, one-sided at
 0.05 after Holm's correction over the family of nine, that the first cell's societies survive
 longer than the second's (agents). Adoption, social learning's effect on choices: how often a
@@ -48,7 +50,8 @@ p < 0.05), reported whichever way it comes out. The group's outcome beside the v
 choices: survival against the distribution of each villager's catch relative to its equal share.
 Seed 000's paradox where cooperation happens: in each mixed cell, do the selfish villagers ask more
 of the lake than the altruistic ones of the same society (catch over equal share, a sign-flip
-permutation test over the societies, one-sided, Holm over the mixed cells of a simulation; the two
+permutation test over the societies, one-sided, Holm over the mixed cells of a simulation, at 0.05 / 12
+as one of verdicts.BLIND_NULLS; the two
 personas compared within each round, where they share the lake)? A cell whose societies
 survive (its survival criterion met) while that fidelity is not shown is flagged "collective
 cooperation without individual fidelity".
@@ -262,7 +265,13 @@ def claim_test(gaamas, claim):
     return first, second, z, p, contrary
 
 
-@pytest.mark.parametrize("claim", CLAIMS)
+def recorded_or_owed(cases, arguments: int, missing: str) -> list:
+    """The cases whose cells are all recorded; where there is none yet, one case that says what is missing."""
+    owed = pytest.param(*[None] * arguments, marks=pytest.mark.skip(reason=f"owed: {missing}, since the lake was counterbalanced"))
+    return list(cases) or [owed]
+
+
+@pytest.mark.parametrize("claim", recorded_or_owed(CLAIMS, 1, "no claim has both its cells recorded"))
 def test_commons_claim(gaamas, claim):
     tests = {member: claim_test(gaamas, member) for member in CLAIMS}
     judged = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[claim]
@@ -313,7 +322,7 @@ def script_against_agents(gaamas, environment, personas, ablation):
 BOTH_RECORDED = tuple(c for c in SCRIPT_RECORDED if c in RECORDED)
 
 
-@pytest.mark.parametrize(("environment", "personas", "ablation"), BOTH_RECORDED)
+@pytest.mark.parametrize(("environment", "personas", "ablation"), recorded_or_owed(BOTH_RECORDED, 3, "the script is not recorded"))
 def test_commons_script_overstates_success(gaamas, environment, personas, ablation):
     tests = {member: script_against_agents(gaamas, *member) for member in BOTH_RECORDED}
     claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation)]
@@ -351,6 +360,7 @@ PARADOX_TABLE = "The commons: each society's survival beside its villagers' fide
 PARADOX_COLUMNS = ("survival to round 10 [95% CI]", "selfish: catch / equal share [95% CI]", "altruistic: catch / equal share [95% CI]",
                    "selfish - altruistic [95% CI]", "p (selfish > altruistic, one-sided)", "p (Holm)", "flag")  # fmt: skip
 PARADOX = "collective cooperation without individual fidelity"
+PERSONAS_CLAIM = "the commons' selfish ask more"
 MIXED = tuple(run for run in RUNS if run[1] == "mixed")
 
 
@@ -366,7 +376,8 @@ def fidelity_test(gaamas, cell, simulation):
 @pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), MIXED)
 def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
     tests = {member: fidelity_test(gaamas, member[:3], simulation) for member in MIXED if member[3] == simulation}
-    claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation, simulation)]
+    claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()},
+                            verdicts.blind_null(PERSONAS_CLAIM))[(environment, personas, ablation, simulation)]  # fmt: skip
     outcomes, selfish, altruistic, p, _ = tests[(environment, personas, ablation, simulation)]
     survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
     cooperates = verdicts.at_least(survival, gaamas.threshold("min_survival", MIN_SURVIVAL)) is verdicts.MET
@@ -377,7 +388,8 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
         table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=0, n=len(selfish),
         verdict=claim.verdict, columns=PARADOX_COLUMNS, worse="down", unit="",
         criterion=f"in the same society the selfish villagers ask more than the altruistic: sign-flip permutation test over the societies, "
-                  f"one-sided p < {ALPHA} after Holm's correction over the {len(tests)} mixed cells and their contraries; contradicted where they ask less "
+                  f"one-sided p < {verdicts.blind_null(PERSONAS_CLAIM):.3g} after Holm's correction over the {len(tests)} mixed cells and their "
+                  f"contraries ({verdicts.blind_null_words(PERSONAS_CLAIM)}); contradicted where they ask less "
                   "as significantly",
         cells={PARADOX_COLUMNS[0]: cell(survival), PARADOX_COLUMNS[1]: cell(stats.mean(selfish)), PARADOX_COLUMNS[2]: cell(stats.mean(altruistic)),
                PARADOX_COLUMNS[3]: cell(difference), PARADOX_COLUMNS[4]: p_value_text(p), "p (Holm)": p_value_text(claim.p_adjusted), "flag": flag},
@@ -396,8 +408,8 @@ ADOPTION_COLUMNS = ("with social learning [95% CI]", "without: the strategies it
 LEARNING_PAIRS = ((FULL, VOTE_ALONE), (LEARNING_ALONE, NEITHER))
 
 
-@pytest.mark.parametrize(("shown", "not_shown"), [pair for pair in LEARNING_PAIRS if set(pair) <= set(RECORDED)],
-                         ids=lambda cell: ", ".join(cell))  # fmt: skip
+@pytest.mark.parametrize(("shown", "not_shown"), recorded_or_owed([pair for pair in LEARNING_PAIRS if set(pair) <= set(RECORDED)], 2,
+                         "no pair of cells with and without social learning is recorded"), ids=lambda cell: ", ".join(cell) if cell else "owed")  # fmt: skip
 def test_commons_adoption(gaamas, shown, not_shown):
     counts = {}
     for which, designed in (("shown", shown), ("not shown", not_shown)):
@@ -415,6 +427,7 @@ def test_commons_adoption(gaamas, shown, not_shown):
     )  # fmt: skip
 
 
+LAKE_CLAIM = "the commons' catch follows the lake"
 READS_TABLE = "The commons: does the first round's catch follow the lake's size? (catch asked, a society's mean [95% CI])"
 READS_COLUMNS = ("lake x1/4", "lake x1", "lake x4", "concordance (-1 to 1)", "p (rises, one-sided)", "p (Holm)")
 
@@ -440,14 +453,16 @@ def lake_test(gaamas, run):
 @pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), RUNS)
 def test_commons_catch_follows_the_lake(gaamas, environment, personas, ablation, simulation):
     tests = {run: lake_test(gaamas, run) for run in RUNS}
-    claim = verdicts.family({run: (p, contrary) for run, (*_, p, contrary) in tests.items()}, ALPHA)[(environment, personas, ablation, simulation)]
+    claim = verdicts.family({run: (p, contrary) for run, (*_, p, contrary) in tests.items()},
+                            verdicts.blind_null(LAKE_CLAIM))[(environment, personas, ablation, simulation)]  # fmt: skip
     catches, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
     label = f"{environment} lake, {personas}, {ablation}" + series(simulation, ", ")
     gaamas.score(
         table=READS_TABLE, metric="concordance of the first catch with the lake's scale", estimate=stats.Estimate(concordance, concordance, concordance, sum(map(len, catches.values()))),
         invalid=0, verdict=claim.verdict, columns=READS_COLUMNS, unit="",
         criterion=f"the first round's catch rises with the lake's scale: Jonckheere-Terpstra permutation test over the societies, one-sided "
-                  f"p < {ALPHA} after Holm's correction over the {len(tests)} cells and their contraries; contradicted where it falls as significantly",
+                  f"p < {verdicts.blind_null(LAKE_CLAIM):.3g} after Holm's correction over the {len(tests)} cells and their contraries "
+                  f"({verdicts.blind_null_words(LAKE_CLAIM)}); contradicted where it falls as significantly",
         cells={**{column: cell(stats.mean(catches[s])) for column, s in zip(READS_COLUMNS, SCALES)},
                READS_COLUMNS[3]: NO_VALUE if math.isnan(concordance) else f"{concordance:.2f}", READS_COLUMNS[4]: p_value_text(p),
                READS_COLUMNS[5]: p_value_text(claim.p_adjusted)},

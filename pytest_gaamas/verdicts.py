@@ -132,6 +132,10 @@ BLIND_NULLS = {
     "omniscience adds success": "a random script leads random agents by nothing, with the payoffs private or known",
     "the responder threshold's fidelity": "a threshold drawn uniformly over the range lies $15.7 from people's, at the $15 "
                                           "tolerance",
+    "the commons' selfish ask more": "a catch that ignores what a villager was told it is (a coin's, a constant) is the same "
+                                     "for the selfish and the altruistic villagers of one round",
+    "the commons' catch follows the lake": "a first catch that ignores the lake (a coin's, a constant) is the same at every "
+                                           "scale",
 }
 
 
