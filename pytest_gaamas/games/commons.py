@@ -176,8 +176,176 @@ def gini(values: Sequence[float]) -> float:
     return sum((2 * (i + 1) - n - 1) * v for i, v in enumerate(ordered)) / (n * total)
 
 
+def successful_peers(me: str | None, alive: Sequence[str], stores: Mapping[str, float], strategies: Mapping[str, str]) -> list[str]:
+    """The PEERS_SHOWN villagers other than ``me`` with the largest stores (the earlier name on a
+    tie) among those who have stated a strategy."""
+    candidates = [n for n in alive if n != me and strategies[n]]
+    return sorted(candidates, key=lambda n: (-stores[n], NAMES.index(n)))[:PEERS_SHOWN]
+
+
+def peers_text(peers: Sequence[str], strategies: Mapping[str, str], last_caught: Mapping[str, float]) -> str:
+    if not peers:
+        return ""
+    listed = "; ".join(f'{n}, who caught {last_caught.get(n, 0):g} fish last round: "{strategies[n]}"' for n in peers)
+    return f"The villagers with the largest stores now, largest first, and the strategy each stated: {listed}. You may adopt one.\n"
+
+
+def ballot(proposals: Mapping[str, float], *, descending: bool) -> list[str]:
+    """The distinct caps proposed, as the vote lists them: in rising order in even trials and
+    falling in odd ones, so that no position on the ballot is always the low cap."""
+    return [f"{v:g}" for v in sorted(set(proposals.values()), reverse=descending)]
+
+
+def leaks(stated: Mapping[str, str], stores_before: Mapping[str, float], personas: Mapping[str, str], *, exposed: bool) -> list[str]:
+    """The villagers whose stated strategy this round leaks another's private side (the module's
+    docstring; ``personas`` is each villager's): none where the writer was not exposed to it."""
+    if not exposed:
+        return []
+    leaking = []
+    for writer, sentence in stated.items():
+        for other, persona in personas.items():
+            if other == writer or not re.search(rf"\b{other}\b", sentence):
+                continue
+            store = f"{stores_before.get(other, -1):g}"
+            if re.search(rf"(?<![\d.]){re.escape(store)}(?![\d])", sentence) or re.search(rf"\b{persona}\b", sentence, re.IGNORECASE):
+                leaking.append(writer)
+                break
+    return leaking
+
+
+def decide(script: ScriptRound | None, name: str, phase: str, ask, ballot: Sequence[str] = ()):
+    """A villager's answer for ``phase``: asked of the villager (agents), or read from the round's script."""
+    if script is None:
+        return (yield ask())
+    return script.answer(name, phase, ballot)
+
+
+def allocate(wanted: Mapping[str, float], lake: float, rng: random.Random) -> dict[str, float]:
+    """Each villager gets what they asked for while the lake holds it; if it holds less than all
+    ask, whole fish go one at a time to a requester drawn at random, as GovSim assigns them."""
+    total = sum(wanted.values())
+    if total <= lake:
+        return dict(wanted)
+    caught = {n: 0.0 for n in wanted}
+    left = {n: float(v) for n, v in wanted.items()}
+    remaining = int(lake)
+    while remaining > 0:
+        asking = [n for n in wanted if left[n] >= 1]
+        if not asking:
+            break
+        chosen = rng.choice(asking)
+        caught[chosen] += 1
+        left[chosen] -= 1
+        remaining -= 1
+    return caught
+
+
+class _OmniscientScript:
+    """The omniscient script's request of a round and the form it answers in (``Commons``'s part
+    for ``simulation="script"``)."""
+
+    def _script(self, society, alive, stores, chronicle, round_number, lake, learning) -> Decision:
+        """The omniscient request of a round: every villager's private side, the public record, and
+        the form of the whole round."""
+        names = self.listing_order(society)
+        personas = " ".join(SCRIPT_PERSONAS[persona_of(self.personas, NAMES.index(n), society)].format(name=n) for n in names)
+        system = SCRIPT_SYSTEM_PROMPT.format(
+            count=self.villagers, names=", ".join(names), max_catch=self.max_catch, need=self.need, capacity=self.capacity,
+            rounds=self.rounds, personas=personas,
+        )  # fmt: skip
+        remembered = "".join(chronicle[-MEMORY_ROUNDS:])
+        private = ", ".join(f"{n} {stores[n]:g} fish" for n in alive)
+        rules = ""
+        if "group decision" in self.modules:
+            rules += (f"Before fishing, each villager proposes a cap, the most fish each villager may catch this round, and votes for one "
+                      f"of the caps proposed. {VOTE_RULE} ")  # fmt: skip
+        if "punishment" in self.modules:
+            rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost:g} fish "
+                      f"and takes {self.punish_strength:g} from the punished. ")  # fmt: skip
+        fields = self._script_fields()
+        form = ", ".join(f'"{n}": {{{fields}}}' for n in alive[:1]) + (", ..." if len(alive) > 1 else "")
+        text = (("What happened in the last rounds:\n" + remembered if remembered else "")
+                + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. The villagers' stores, "
+                + f"each known only to its owner: {private}.\n" + learning + rules
+                + f"Write this round for every villager still in the village ({', '.join(alive)}) as JSON: {{{form}}}")  # fmt: skip
+        situation = {"phase": "script", "alive": list(alive), "round": round_number, "lake": lake, "villagers": self.villagers,
+                     "stores": dict(stores), "modules": list(self.modules), "scale": self.scale}  # fmt: skip
+        tokens = SCRIPT_TOKENS_FRAME + SCRIPT_TOKENS_PER_VILLAGER * len(alive)
+        return Decision(({"role": "system", "content": system}, {"role": "user", "content": text}), self._script_schema(alive),
+                        answers.reader(lambda obj: obj), situation, max_tokens=tokens)  # fmt: skip
+
+    def _phases(self) -> tuple[str, ...]:
+        """The answers each villager gives in a round, in order, as the modules make them."""
+        return ("cap", "vote") * ("group decision" in self.modules) + ("catch",) + ("punish",) * ("punishment" in self.modules)
+
+    def _script_fields(self) -> str:
+        fields = {
+            "cap": f'"cap": a number from 0 to {self.max_catch:g}',
+            "vote": '"vote": the proposed cap they vote for',
+            "catch": f'"catch": a number from 0 to {self.max_catch:g}, "strategy": "their strategy, in one sentence"',
+            "punish": '"punish": another villager\'s name or "nobody"',
+        }
+        return ", ".join(fields[phase] for phase in self._phases())
+
+    def _script_schema(self, alive: Sequence[str]) -> dict[str, Any]:
+        """Each villager's entry holds the fields of its answers' own forms (``_form``), its strategy
+        constrained to one line of plain text instead of a length."""
+        def villager(name: str) -> dict[str, Any]:
+            options = (*[n for n in alive if n != name], NOBODY)
+            fields: dict[str, Any] = {}
+            for phase in self._phases():
+                fields |= self._form(phase, options)[0]["properties"]
+            if "vote" in fields:  # the ballot is not known before the script writes the proposals
+                fields["vote"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
+            fields["strategy"] = {"type": "string", "pattern": SCRIPT_STRATEGY_PATTERN}
+            return answers.object_schema(**fields)
+
+        return answers.object_schema(**{name: villager(name) for name in alive})
+
+
+class _ReferenceVillagers:
+    """The reference agents' villagers and scripts (``Commons``'s part for ``reference:`` agents)."""
+
+    def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        phase = situation["phase"]
+        if phase == "script":
+            return self._reference_script(agent, situation, rng)
+        share = self.sustainable_total(situation["lake"]) / situation["villagers"]
+        options = situation["options"]
+        if agent == "rational":  # the tragedy: myopic and selfish, it takes all a boat holds, votes the loosest cap, never pays to punish
+            vote = max(options, key=float) if phase == "vote" else NOBODY
+            return _reply(phase, float(self.max_catch), "Catch as much as I can.", vote)
+        if agent == "sustainable":  # its equal share of what regrows, and the same as the norm it proposes and votes
+            fair = float(int(share))
+            vote = min(options, key=lambda o: abs(float(o) - fair)) if phase == "vote" else NOBODY
+            return _reply(phase, fair, f"Catch {fair:g}, my share of what the lake regrows.", vote)
+        if agent == "random":
+            return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options or [NOBODY]))
+        raise ValueError(f"no reference agent {agent!r} for {self.name}")
+
+    def _reference_script(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
+        """The omniscient writer. The rational one (and the sustainable one) plans for the village:
+        each takes an equal share of what the lake regrows and proposes it, nobody punishes; the
+        random one writes anything."""
+        alive = situation["alive"]
+        share = float(int(self.sustainable_total(situation["lake"]) / len(alive)))
+        written = {}
+        for name in alive:
+            if agent in ("rational", "sustainable"):
+                cap = catch = share
+                strategy, punish = f"Catch {share:g}, an equal share of what the lake regrows.", NOBODY
+            elif agent == "random":
+                cap, catch = float(rng.randint(0, self.max_catch)), float(rng.randint(0, self.max_catch))
+                strategy, punish = "Catch a random amount.", rng.choice([*[n for n in alive if n != name], NOBODY])
+            else:
+                raise ValueError(f"no reference agent {agent!r} for {self.name}")
+            fields = {"cap": {"cap": cap}, "vote": {"vote": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
+            written[name] = {key: value for phase in self._phases() for key, value in fields[phase].items()}
+        return answers.dump(written)
+
+
 @dataclass(frozen=True)
-class Commons:
+class Commons(_OmniscientScript, _ReferenceVillagers):
     environment: str = "harsh"
     personas: str = "mixed"
     modules: tuple[str, ...] = MODULES
@@ -196,6 +364,11 @@ class Commons:
     scale: float = 1.0
     name: str = "the commons"
     reference_kinds: tuple[str, ...] = field(default=("rational", "random", "sustainable"))
+
+    #: The game's rules that need no society, each a function of this module.
+    successful_peers = staticmethod(successful_peers)
+    ballot = staticmethod(ballot)
+    leaks = staticmethod(leaks)
 
     def __post_init__(self) -> None:
         if self.environment not in REGROWTH:
@@ -278,11 +451,11 @@ class Commons:
             record["learning"] = {n: {"shown": [strategies[p] for p in peers[n]], "before": strategies[n]} for n in peers}
             learning = {n: "" for n in alive}
             if "social learning" in self.modules:
-                learning = {n: self._peers_text(peers.get(n, []), strategies, last_caught) for n in alive}
+                learning = {n: peers_text(peers.get(n, []), strategies, last_caught) for n in alive}
             script = None
             if self.simulation == "script":
                 everyone = self.successful_peers(None, alive, stores, strategies) if round_number > 1 and "social learning" in self.modules else []
-                written = yield self._script(trial, alive, stores, chronicle, round_number, lake, self._peers_text(everyone, strategies, last_caught))
+                written = yield self._script(trial, alive, stores, chronicle, round_number, lake, peers_text(everyone, strategies, last_caught))
                 script = ScriptRound(written, alive, self._form)
             cap = None
             if "group decision" in self.modules:
@@ -305,7 +478,7 @@ class Commons:
 
             wanted, stated, unreadable = {}, {}, []
             for name in alive:
-                answer = yield from self._decide(script, name, "catch", lambda: self._ask(trial, name, memory, seen, stores, round_number, lake, "catch", (
+                answer = yield from decide(script, name, "catch", lambda: self._ask(trial, name, memory, seen, stores, round_number, lake, "catch", (
                     f"{learning[name]}How many fish do you catch this round? Answer in JSON: "
                     f'{{"catch": a number from 0 to {self.max_catch:g}, "strategy": "your strategy, in one sentence"}}')))  # fmt: skip
                 if answer.valid:
@@ -316,7 +489,7 @@ class Commons:
                     wanted[name] = 0
                     unreadable.append(name)
                     invalid["catch"] += 1
-            caught = self._allocate(wanted, lake, rng)
+            caught = allocate(wanted, lake, rng)
             last_caught = dict(caught)
             before = lake
             lake -= sum(caught.values())
@@ -334,7 +507,7 @@ class Commons:
                 for name in alive:
                     others = [n for n in alive if n != name]
                     options = " or ".join(f'"{n}"' for n in (*others, NOBODY))
-                    answer = yield from self._decide(script, name, "punish", lambda: self._ask(trial, name, memory, seen, stores, round_number, lake, "punish", (
+                    answer = yield from decide(script, name, "punish", lambda: self._ask(trial, name, memory, seen, stores, round_number, lake, "punish", (
                         f"You may punish one villager for this round: it costs you {self.punish_cost:g} fish from your store "
                         f"and takes {self.punish_strength:g} from theirs. Answer in JSON: {{\"punish\": {options}}}"),
                         options=(*others, NOBODY)))  # fmt: skip
@@ -372,120 +545,18 @@ class Commons:
             chronicle.append(f"Round {round_number}:\n{seen}")
             lake = regrown
             record["regrown"] = lake
-        return {**self._outcome(history, stores, survived, collapse, invalid), "personas": personas}
-
-    @staticmethod
-    def _decide(script: ScriptRound | None, name: str, phase: str, ask, ballot: Sequence[str] = ()):
-        """A villager's answer for ``phase``: asked of the villager (agents), or read from the round's script."""
-        if script is None:
-            return (yield ask())
-        return script.answer(name, phase, ballot)
+        return {**society_outcome(self, history, stores, survived, collapse, invalid), "personas": personas}
 
     def _poll(self, script: ScriptRound | None, alive: Sequence[str], phase: str, invalid: dict[str, int], ask, ballot: Sequence[str] = ()):
         """Each villager's readable answer for ``phase``, in turn; the unreadable ones counted in ``invalid``."""
         readable = {}
         for name in alive:
-            answer = yield from self._decide(script, name, phase, lambda: ask(name), ballot)
+            answer = yield from decide(script, name, phase, lambda: ask(name), ballot)
             if answer.valid:
                 readable[name] = answer.value
             else:
                 invalid[phase] += 1
         return readable
-
-    @staticmethod
-    def successful_peers(me: str | None, alive: Sequence[str], stores: Mapping[str, float], strategies: Mapping[str, str]) -> list[str]:
-        """The PEERS_SHOWN villagers other than ``me`` with the largest stores (the earlier name on a
-        tie) among those who have stated a strategy."""
-        candidates = [n for n in alive if n != me and strategies[n]]
-        return sorted(candidates, key=lambda n: (-stores[n], NAMES.index(n)))[:PEERS_SHOWN]
-
-    @staticmethod
-    def _peers_text(peers: Sequence[str], strategies: Mapping[str, str], last_caught: Mapping[str, float]) -> str:
-        if not peers:
-            return ""
-        listed = "; ".join(f'{n}, who caught {last_caught.get(n, 0):g} fish last round: "{strategies[n]}"' for n in peers)
-        return f"The villagers with the largest stores now, largest first, and the strategy each stated: {listed}. You may adopt one.\n"
-
-    @staticmethod
-    def ballot(proposals: Mapping[str, float], *, descending: bool) -> list[str]:
-        """The distinct caps proposed, as the vote lists them: in rising order in even trials and
-        falling in odd ones, so that no position on the ballot is always the low cap."""
-        return [f"{v:g}" for v in sorted(set(proposals.values()), reverse=descending)]
-
-    def _script(self, society, alive, stores, chronicle, round_number, lake, learning) -> Decision:
-        """The omniscient request of a round: every villager's private side, the public record, and
-        the form of the whole round."""
-        names = self.listing_order(society)
-        personas = " ".join(SCRIPT_PERSONAS[persona_of(self.personas, NAMES.index(n), society)].format(name=n) for n in names)
-        system = SCRIPT_SYSTEM_PROMPT.format(
-            count=self.villagers, names=", ".join(names), max_catch=self.max_catch, need=self.need, capacity=self.capacity,
-            rounds=self.rounds, personas=personas,
-        )  # fmt: skip
-        remembered = "".join(chronicle[-MEMORY_ROUNDS:])
-        private = ", ".join(f"{n} {stores[n]:g} fish" for n in alive)
-        rules = ""
-        if "group decision" in self.modules:
-            rules += (f"Before fishing, each villager proposes a cap, the most fish each villager may catch this round, and votes for one "
-                      f"of the caps proposed. {VOTE_RULE} ")  # fmt: skip
-        if "punishment" in self.modules:
-            rules += (f"After the catch, each villager may punish one other: it costs the punisher {self.punish_cost:g} fish "
-                      f"and takes {self.punish_strength:g} from the punished. ")  # fmt: skip
-        fields = self._script_fields()
-        form = ", ".join(f'"{n}": {{{fields}}}' for n in alive[:1]) + (", ..." if len(alive) > 1 else "")
-        text = (("What happened in the last rounds:\n" + remembered if remembered else "")
-                + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. The villagers' stores, "
-                + f"each known only to its owner: {private}.\n" + learning + rules
-                + f"Write this round for every villager still in the village ({', '.join(alive)}) as JSON: {{{form}}}")  # fmt: skip
-        situation = {"phase": "script", "alive": list(alive), "round": round_number, "lake": lake, "villagers": self.villagers,
-                     "stores": dict(stores), "modules": list(self.modules), "scale": self.scale}  # fmt: skip
-        tokens = SCRIPT_TOKENS_FRAME + SCRIPT_TOKENS_PER_VILLAGER * len(alive)
-        return Decision(({"role": "system", "content": system}, {"role": "user", "content": text}), self._script_schema(alive),
-                        answers.reader(lambda obj: obj), situation, max_tokens=tokens)  # fmt: skip
-
-    def _phases(self) -> tuple[str, ...]:
-        """The answers each villager gives in a round, in order, as the modules make them."""
-        return ("cap", "vote") * ("group decision" in self.modules) + ("catch",) + ("punish",) * ("punishment" in self.modules)
-
-    def _script_fields(self) -> str:
-        fields = {
-            "cap": f'"cap": a number from 0 to {self.max_catch:g}',
-            "vote": '"vote": the proposed cap they vote for',
-            "catch": f'"catch": a number from 0 to {self.max_catch:g}, "strategy": "their strategy, in one sentence"',
-            "punish": '"punish": another villager\'s name or "nobody"',
-        }
-        return ", ".join(fields[phase] for phase in self._phases())
-
-    def _script_schema(self, alive: Sequence[str]) -> dict[str, Any]:
-        """Each villager's entry holds the fields of its answers' own forms (``_form``), its strategy
-        constrained to one line of plain text instead of a length."""
-        def villager(name: str) -> dict[str, Any]:
-            options = (*[n for n in alive if n != name], NOBODY)
-            fields: dict[str, Any] = {}
-            for phase in self._phases():
-                fields |= self._form(phase, options)[0]["properties"]
-            if "vote" in fields:  # the ballot is not known before the script writes the proposals
-                fields["vote"] = {"type": "number", "minimum": 0, "maximum": self.max_catch}
-            fields["strategy"] = {"type": "string", "pattern": SCRIPT_STRATEGY_PATTERN}
-            return answers.object_schema(**fields)
-
-        return answers.object_schema(**{name: villager(name) for name in alive})
-
-    @staticmethod
-    def leaks(stated: Mapping[str, str], stores_before: Mapping[str, float], personas: Mapping[str, str], *, exposed: bool) -> list[str]:
-        """The villagers whose stated strategy this round leaks another's private side (the module's
-        docstring; ``personas`` is each villager's): none where the writer was not exposed to it."""
-        if not exposed:
-            return []
-        leaking = []
-        for writer, sentence in stated.items():
-            for other, persona in personas.items():
-                if other == writer or not re.search(rf"\b{other}\b", sentence):
-                    continue
-                store = f"{stores_before.get(other, -1):g}"
-                if re.search(rf"(?<![\d.]){re.escape(store)}(?![\d])", sentence) or re.search(rf"\b{persona}\b", sentence, re.IGNORECASE):
-                    leaking.append(writer)
-                    break
-        return leaking
 
     def _ask(self, society, name, memory, seen, stores, round_number, lake, phase, question, options=()) -> Decision:
         index = NAMES.index(name)
@@ -522,86 +593,30 @@ class Commons:
             return answers.object_schema(vote=answers.one_of(tuple(options))), lambda obj: answers.choice(obj, "vote", tuple(options))
         return answers.object_schema(punish=answers.one_of(tuple(options))), lambda obj: answers.choice(obj, "punish", tuple(options))
 
-    def _allocate(self, wanted: Mapping[str, float], lake: float, rng: random.Random) -> dict[str, float]:
-        """Each villager gets what they asked for while the lake holds it; if it holds less than all
-        ask, whole fish go one at a time to a requester drawn at random, as GovSim assigns them."""
-        total = sum(wanted.values())
-        if total <= lake:
-            return dict(wanted)
-        caught = {n: 0.0 for n in wanted}
-        left = {n: float(v) for n, v in wanted.items()}
-        remaining = int(lake)
-        while remaining > 0:
-            asking = [n for n in wanted if left[n] >= 1]
-            if not asking:
-                break
-            chosen = rng.choice(asking)
-            caught[chosen] += 1
-            left[chosen] -= 1
-            remaining -= 1
-        return caught
-
-    def _outcome(self, history, stores, survived, collapse, invalid) -> dict[str, Any]:
-        stated = sum(len(r.get("strategies", {})) for r in history)
-        leaking = sum(len(r.get("leaks", [])) for r in history)
-        ratios = [sum(r["caught"].values()) / r["sustainable_total"] for r in history if r["sustainable_total"] > 0]
-        agent_rounds = sum(len(r["alive"]) for r in history)
-        capped = [r for r in history if r.get("cap") is not None]
-        return {
-            "valid": True,
-            "survived_rounds": survived,
-            "survived": survived == self.rounds,
-            "collapse": collapse,
-            "harvest_ratio": sum(ratios) / len(ratios) if ratios else 0.0,
-            "gini": gini(list(stores.values())),
-            "punishment_rate": (sum(len(r["punishments"]) for r in history) / agent_rounds
-                                if "punishment" in self.modules and agent_rounds else None),  # fmt: skip
-            "norm_kept": sum(not r["breaches"] for r in capped) / len(capped) if capped else None,
-            "invalid": invalid,
-            "rounds": history,
-            "final_stores": dict(stores),
-            "simulation": self.simulation,
-            "leakage": {"exposed": self.simulation == "script", "acts": stated, "leaks": leaking, "rate": leaking / stated if stated else 0.0},
-        }
-
-    # -- reference agents -------------------------------------------------------------------------------
-
-    def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
-        phase = situation["phase"]
-        if phase == "script":
-            return self._reference_script(agent, situation, rng)
-        share = self.sustainable_total(situation["lake"]) / situation["villagers"]
-        options = situation["options"]
-        if agent == "rational":  # the tragedy: myopic and selfish, it takes all a boat holds, votes the loosest cap, never pays to punish
-            vote = max(options, key=float) if phase == "vote" else NOBODY
-            return _reply(phase, float(self.max_catch), "Catch as much as I can.", vote)
-        if agent == "sustainable":  # its equal share of what regrows, and the same as the norm it proposes and votes
-            fair = float(int(share))
-            vote = min(options, key=lambda o: abs(float(o) - fair)) if phase == "vote" else NOBODY
-            return _reply(phase, fair, f"Catch {fair:g}, my share of what the lake regrows.", vote)
-        if agent == "random":
-            return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options or [NOBODY]))
-        raise ValueError(f"no reference agent {agent!r} for {self.name}")
-
-    def _reference_script(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
-        """The omniscient writer. The rational one (and the sustainable one) plans for the village:
-        each takes an equal share of what the lake regrows and proposes it, nobody punishes; the
-        random one writes anything."""
-        alive = situation["alive"]
-        share = float(int(self.sustainable_total(situation["lake"]) / len(alive)))
-        written = {}
-        for name in alive:
-            if agent in ("rational", "sustainable"):
-                cap = catch = share
-                strategy, punish = f"Catch {share:g}, an equal share of what the lake regrows.", NOBODY
-            elif agent == "random":
-                cap, catch = float(rng.randint(0, self.max_catch)), float(rng.randint(0, self.max_catch))
-                strategy, punish = "Catch a random amount.", rng.choice([*[n for n in alive if n != name], NOBODY])
-            else:
-                raise ValueError(f"no reference agent {agent!r} for {self.name}")
-            fields = {"cap": {"cap": cap}, "vote": {"vote": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
-            written[name] = {key: value for phase in self._phases() for key, value in fields[phase].items()}
-        return answers.dump(written)
+def society_outcome(game: Commons, history, stores, survived, collapse, invalid) -> dict[str, Any]:
+    """What a society came to: how long it lived and why it ended, its harvest, the stores' Gini, the
+    punishments, the cap kept, the unusable answers, every round, and the script's leakage."""
+    stated = sum(len(r.get("strategies", {})) for r in history)
+    leaking = sum(len(r.get("leaks", [])) for r in history)
+    ratios = [sum(r["caught"].values()) / r["sustainable_total"] for r in history if r["sustainable_total"] > 0]
+    agent_rounds = sum(len(r["alive"]) for r in history)
+    capped = [r for r in history if r.get("cap") is not None]
+    return {
+        "valid": True,
+        "survived_rounds": survived,
+        "survived": survived == game.rounds,
+        "collapse": collapse,
+        "harvest_ratio": sum(ratios) / len(ratios) if ratios else 0.0,
+        "gini": gini(list(stores.values())),
+        "punishment_rate": (sum(len(r["punishments"]) for r in history) / agent_rounds
+                            if "punishment" in game.modules and agent_rounds else None),  # fmt: skip
+        "norm_kept": sum(not r["breaches"] for r in capped) / len(capped) if capped else None,
+        "invalid": invalid,
+        "rounds": history,
+        "final_stores": dict(stores),
+        "simulation": game.simulation,
+        "leakage": {"exposed": game.simulation == "script", "acts": stated, "leaks": leaking, "rate": leaking / stated if stated else 0.0},
+    }
 
 
 class ScriptRound:
