@@ -430,6 +430,13 @@ def _distinct(rows: Iterable[ReferenceRow]) -> list[ReferenceRow]:
     return list({(r.table, r.label): r for r in rows}.values())
 
 
+def record(data: Mapping[str, Any]) -> RunLog:
+    """The record of a finished session, which its terminal summary, reports and gate all read: its
+    document read back as the file that holds it would be, so that a saved run renders the very
+    reports the live run that wrote it did."""
+    return parse(json.dumps(data, ensure_ascii=False))
+
+
 def dumps(data: Mapping[str, Any], path: Path) -> bytes:
     """The document as the file at ``path`` holds it: JSON, gzip-compressed for a ``.gz`` name."""
     text = json.dumps(data, ensure_ascii=False) + "\n"

@@ -183,7 +183,7 @@ def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(
 
 
 def test_a_run_document_that_cannot_be_written_at_the_end_is_kept_elsewhere(behaviour_project, monkeypatch):
-    from pytest_gaamas import plugin
+    from pytest_gaamas.session import outputs as plugin
     from pytest_gaamas.errors import UnwritableOutput
 
     real = plugin.write_atomically
