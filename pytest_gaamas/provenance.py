@@ -5,18 +5,34 @@ from __future__ import annotations
 
 import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import __version__
 from .model_meta import recorded_model
 
 if TYPE_CHECKING:
     from .models import Model
-    from .settings import Settings
     from .usage import Usage
+
+
+class RunSettings(Protocol):
+    """What of a run's settings its provenance says (``settings.Settings`` has it all)."""
+
+    @property
+    def models(self) -> Sequence[str]: ...
+    @property
+    def record(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def trials(self) -> int | None: ...
+    @property
+    def temperature(self) -> float | None: ...
+    @property
+    def cassette_dir(self) -> Path: ...
 
 
 def _recorded(cassette_dir: Path, model: Model) -> dict[str, Any]:
@@ -26,7 +42,7 @@ def _recorded(cassette_dir: Path, model: Model) -> dict[str, Any]:
     return {"recorded_digest": meta.get("digest"), "recorded_with": meta.get("recorded_with")} if meta else {}
 
 
-def run_provenance(settings: Settings, models: Mapping[str, Model], usage: Mapping[str, Usage], *,
+def run_provenance(settings: RunSettings, models: Mapping[str, Model], usage: Mapping[str, Usage], *,
                    started: datetime, finished: datetime, ask_models: bool = True) -> dict[str, Any]:  # fmt: skip
     """The run log's ``run``: ``models`` holds each spec of ``settings.models`` resolved; ``usage`` what
     the run asked of each server live. ``ask_models``: whether a server may be asked for its digest

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ from .play import Game, TrialRecord, cell_seed, fingerprint, play_trial
 from .redact import redact_text
 from .sandbox import SandboxUnavailable
 from .settings import Settings
-from .strategy import StrategyRequest, StrategyResult, no_strategy, run_strategy
+from .strategy import StrategyRequest, StrategyResult, no_strategy
+from .strategy_run import run_strategy
 from .trials import play_trials
 
 #: How many exchanges an item recorded live, said by the controller as the item finishes.
@@ -96,19 +98,19 @@ class Recorder:
         """The game as played, whole, into the run log; items replaying the same cells share it."""
         game_fingerprint = fingerprint(game.fingerprint())
         play_id = fingerprint(self.model.spec, game_fingerprint, self.seed, temperature, generation, len(records))
-        strategy = None
+        strategy: runlog.Strategy | None = None
         if asked is not None and self.strategy is not None:
-            strategy = {**self.strategy.to_json(), "request": dict(vars(asked.rounds[0])) if asked.rounds else None}
+            strategy = typing.cast(runlog.Strategy, {**self.strategy.to_json(), "request": dict(vars(asked.rounds[0])) if asked.rounds else None})
         play = runlog.Play(
             id=play_id, behaviour=self.behaviour, model=self.model.spec, game=getattr(game, "name", type(game).__name__),
             game_fingerprint=game_fingerprint, generation=generation, seed=self.seed, temperature=temperature,
-            trials=[r.to_json() for r in records], strategy=strategy,
+            trials=[typing.cast(runlog.Trial, r.to_json()) for r in records], strategy=strategy,
         )  # fmt: skip
         item = runlog.ItemLog(self.item.nodeid, self.behaviour, self.model.spec, {"generation": "actions", **self.variant})
         self.collector.play(item, play)
 
     def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> tuple[list[TrialRecord], TrialRecord]:
-        contract = game.strategy()
+        contract = game.strategy()  # type: ignore[attr-defined]  # a game that plays in strategy mode has one
         kind = self.reference_kind
         if kind is not None and kind not in contract.references:
             why = {
@@ -116,7 +118,7 @@ class Recorder:
                 **dict.fromkeys(SHORTCUTS, "it answers an answer form, and a strategy request has none: it writes no code"),
             }.get(kind, "it writes no strategy")
             pytest.skip(f"{self.model.spec}: {why}")
-        asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]
+        asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]  # type: ignore[arg-type]  # a game of one request
         if asked.outcome["valid"]:
             try:
                 # The cell is in the seed, so a strategy that draws does not replay one cell's draws in every cell.
@@ -170,6 +172,7 @@ class Recorder:
             with self._recording(paths) as tape:
                 rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
                 for trial in rebuilt:  # answered before a crash: into the cassette
+                    assert journal is not None
                     cassettes.restore(tape, journal.finished[trial].exchanges)
                 start = len(tape.data) if tape is not None else 0
                 played: list[TrialRecord] = []

@@ -223,20 +223,20 @@ class Play:
     strategy: Strategy | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {**vars(self), "trials": [{**t, "rounds": _shared_compacted(t.get("rounds", []))} for t in self.trials]}
+        return {**vars(self), "trials": [{**t, "rounds": _shared_compacted(list(t.get("rounds", [])))} for t in self.trials]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Play:
         play = cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
-        play.trials = [{**t, "rounds": _shared_expanded(t.get("rounds", []))} for t in play.trials]
+        play.trials = [typing.cast(Trial, {**t, "rounds": _shared_expanded(list(t.get("rounds", [])))}) for t in play.trials]
         return play
 
 
-def _shared_compacted(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _shared_compacted(rounds: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Each round's request without the messages it repeats from an earlier round of its trial (a
     conversation resends all of them every round; two players alternate rounds): ``shared`` says
     which earlier round, and how many of its first messages this one begins with."""
-    out: list[dict[str, Any]] = []
+    out: list[Mapping[str, Any]] = []
     for index, round_ in enumerate(rounds):
         messages = round_.get("messages", [])
         best, shared = None, 0
@@ -258,7 +258,7 @@ MAX_EXPANSION = 100
 MIN_EXPANDED = 10_000
 
 
-def _shared_expanded(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _shared_expanded(rounds: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     stored = sum(len(r.get("messages", [])) if isinstance(r.get("messages"), list) else 0 for r in rounds)
     bound, expanded = max(MIN_EXPANDED, MAX_EXPANSION * stored), 0
@@ -664,7 +664,7 @@ def _is_record(kind: Any) -> bool:
 
 
 @functools.cache
-def _fields(kind: type) -> tuple[dict[str, Any], frozenset[str]]:
+def _fields(kind: Any) -> tuple[dict[str, Any], frozenset[str]]:
     """The fields of a dataclass or a record, with their types, and those that must be present."""
     hints = typing.get_type_hints(kind)
     if dataclasses.is_dataclass(kind):

@@ -107,24 +107,24 @@ def fidelity_row(result: Fidelity | None, values: Sequence[float], humans: Human
             "p same as people": p_value_text(test.p_value),
             "two levels": result.levels,
         }
-    return dict(
-        table=fidelity.TABLE,
-        metric="Wasserstein distance to people",
-        estimate=Estimate(result.test.distance, result.test.distance, result.test.upper, len(values))
+    return {
+        "table": fidelity.TABLE,
+        "metric": "Wasserstein distance to people",
+        "estimate": Estimate(result.test.distance, result.test.distance, result.test.upper, len(values))
         if result else Estimate(math.nan, math.nan, math.nan, 0),
-        invalid=invalid,
-        verdict=verdicts.faithful(result),
-        criterion=fidelity.criterion(humans),
-        columns=fidelity.COLUMNS,
-        cells=cells,
-        details={
+        "invalid": invalid,
+        "verdict": verdicts.faithful(result),
+        "criterion": fidelity.criterion(humans),
+        "columns": fidelity.COLUMNS,
+        "cells": cells,
+        "details": {
             "choices": list(values),
             "humans": {"n": len(humans.values), "source": humans.source, "tolerance": humans.tolerance},
             **({"p_value": result.test.p_value, "test": result.test.statistic, "verdict": result.verdict,
                 "difference_of_means_90": result.difference.as_json(), "aggregate": result.aggregate,
                 "mean_margin": humans.mean_margin, "paradox": result.paradox, "levels": result.levels} if result else {}),
-        },  # fmt: skip
-        row={"choice": label},
-        worse="up",
-        verdict_label=result.verdict if result else "no valid choice",
-    )
+        },
+        "row": {"choice": label},
+        "worse": "up",
+        "verdict_label": result.verdict if result else "no valid choice",
+    }

@@ -116,7 +116,7 @@ class Session:
         distribution never changes the family a cell is judged in."""
         if "gaamas_model" not in metafunc.fixturenames:
             return
-        sizes = collections.Counter(call.params.get("gaamas_model") for call in metafunc._calls)  # type: ignore[attr-defined]
+        sizes = collections.Counter(call.params.get("gaamas_model") for call in metafunc._calls)
         for spec, size in sizes.items():
             self.table_sizes[(metafunc.definition.nodeid, str(spec))] = size
 

@@ -36,7 +36,7 @@ def report_of(item: pytest.Item, call: pytest.CallInfo[Any]) -> pytest.TestRepor
     """A finding's report made from its one line. pytest's own would format the finding's
     traceback, which no tool shows, parsing the behaviour's source for every missed criterion:
     a fifth of a whole suite's replay."""
-    assert call.excinfo is not None
+    assert call.excinfo is not None and call.when == "call"
     sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
     return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", str(call.excinfo.value), call.when,
                              sections, call.duration, call.start, call.stop, user_properties=item.user_properties)  # fmt: skip
@@ -53,7 +53,7 @@ def judge(report: pytest.TestReport, not_met: VerdictNotMet, mode: str) -> None:
         # tool that reads reports (JUnit XML, pytest-html, pytest-sugar, --lf) shows as such and
         # none counts as a pass; the terminal shows the verdict's word.
         report.outcome = "skipped"
-        report.wasxfail = f"{not_met.verdict.value}: {finding}"  # type: ignore[attr-defined]
+        report.wasxfail = f"{not_met.verdict.value}: {finding}"
         report.longrepr = None
 
 
