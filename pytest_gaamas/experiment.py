@@ -6,24 +6,27 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import fidelity, runlog, verdicts
 from .errors import VerdictAtChance, VerdictInconclusive, VerdictMissed
-from .fidelity import Fidelity, HumanChoices
-from .figures import Figure
 from .model_meta import read_model_meta, recorded_model
-from .models import Model
-from .play import Game, TrialRecord
 from .recording import RECORDED_PROPERTY, ItemPaths, Recorder
-from .report import ReferenceRow, Score
+from .report import ReferenceRow
 from .scoring import fidelity_row, finding_of, score_of
-from .settings import Settings
-from .stats import Estimate
-from .strategy import StrategyResult
 from .verdicts import Verdict
+
+if TYPE_CHECKING:  # what the face's signatures name; the work is recording's and scoring's
+    from .fidelity import Fidelity, HumanChoices
+    from .figures import Figure
+    from .models import Model
+    from .play import Game, TrialRecord
+    from .report import Score
+    from .settings import Settings
+    from .stats import Estimate
+    from .strategy import StrategyResult
 
 __all__ = ["RECORDED_PROPERTY", "Experiment", "ItemPaths", "behaviour_name", "read_model_meta", "recorded_model"]
 
