@@ -16,7 +16,7 @@ from . import beside_pytest_recording  # noqa: F401  (first: before anything imp
 from .errors import VerdictNotMet
 from .experiment import Experiment
 from .session import findings, terminal
-from .session.engine import Session
+from .session.engine import Ending, Session
 from .session.xdist import hand_budget
 from .settings import add_options
 
@@ -83,7 +83,7 @@ class GaamasHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """The one record made; the gate's decision and the outputs' fate turned into the exit status."""
         try:
-            status = self.session.finish().exit_status()
+            status = exit_status(self.session.finish())
             if status is not None:
                 session.exitstatus = status
         finally:
@@ -95,6 +95,20 @@ class GaamasHooks:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.session.remove_budget()
+
+
+def exit_status(ending: Ending) -> pytest.ExitCode | None:
+    """The status the run ends with, where its end changes it; the later cause wins."""
+    status = None
+    if ending.orphaned:
+        status = pytest.ExitCode.TESTS_FAILED
+    if ending.decision is not None and ending.decision.refused:
+        status = pytest.ExitCode.USAGE_ERROR
+    elif ending.decision is not None and ending.decision.failed:
+        status = pytest.ExitCode.TESTS_FAILED
+    if ending.unwritten:
+        status = pytest.ExitCode.INTERNAL_ERROR
+    return status
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

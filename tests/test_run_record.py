@@ -4,11 +4,14 @@ the very bytes its live run wrote."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from pytest_gaamas import gate, report_html, report_markdown, runlog
+from pytest_gaamas import gate, plugin, report_html, report_markdown, runlog
 from pytest_gaamas.report import build_tables
 from pytest_gaamas.session import terminal
+from pytest_gaamas.session.engine import Ending
 
 RATIONAL = "--gaamas-model=reference:rational"
 
@@ -64,3 +67,20 @@ def test_a_saved_run_renders_the_reports_its_live_run_wrote_byte_for_byte(behavi
     assert saved.comparison is not None, "the comparison is part of what is compared"
     assert report_html.render(saved).encode("utf-8") == (folder / "report.html").read_bytes()
     assert report_markdown.render(saved).encode("utf-8") == (folder / "summary.md").read_bytes()
+
+
+def test_the_gate_is_a_decision_made_of_two_records_alone(behaviour_project):
+    """No session, no pytest: two run records in, a decision out, the same each time it is asked;
+    only the hook makes an exit status of it."""
+    behaviour_project.runpytest(RATIONAL, "--gaamas-json=run.json").assert_outcomes(passed=1)
+    saved = runlog.read(behaviour_project.path / "run.json")
+    first = gate.decide(saved, saved, against="run.json", saved_path=behaviour_project.path / "run.json", allowed_drops={"rate": 0.1})
+    again = gate.decide(saved, saved, against="run.json", saved_path=behaviour_project.path / "run.json", allowed_drops={"rate": 0.1})
+    assert first == again and not first.failed and not first.refused and first.changes
+    assert "no cell dropped significantly by more than allowed, nor lost its answers" in first.notes
+    assert plugin.exit_status(Ending(decision=first)) is None
+    dropped = dataclasses.replace(first, changes=(dataclasses.replace(first.changes[0], gated=True, dropped=True),))
+    assert dropped.failed and plugin.exit_status(Ending(decision=dropped)) == pytest.ExitCode.TESTS_FAILED
+    refused = gate.refused("elsewhere", "no saved run 'elsewhere'")
+    assert plugin.exit_status(Ending(decision=refused, orphaned=True)) == pytest.ExitCode.USAGE_ERROR
+    assert plugin.exit_status(Ending(decision=refused, unwritten=True)) == pytest.ExitCode.INTERNAL_ERROR

@@ -29,24 +29,14 @@ UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
 
 @dataclass
 class Ending:
-    """What the session's end came to, for the hook to turn into an exit status."""
+    """What the session's end came to, which only the hook turns into an exit status."""
 
+    #: Cassettes no item used, under --gaamas-check-cassettes.
     orphaned: bool = False
+    #: The gate's decision, under --gaamas-compare.
     decision: gate.Decision | None = None
+    #: An output (the run log, the report, the summary) that could not be written.
     unwritten: bool = False
-
-    def exit_status(self) -> pytest.ExitCode | None:
-        """The status the run ends with, where its end changes it; the later cause wins, as it always has."""
-        status = None
-        if self.orphaned:
-            status = pytest.ExitCode.TESTS_FAILED
-        if self.decision is not None and self.decision.refused:
-            status = pytest.ExitCode.USAGE_ERROR
-        elif self.decision is not None and self.decision.failed:
-            status = pytest.ExitCode.TESTS_FAILED
-        if self.unwritten:
-            status = pytest.ExitCode.INTERNAL_ERROR
-        return status
 
 
 @dataclass
