@@ -130,7 +130,7 @@ def _header(log: RunLog) -> str:
     judged = ", ".join(f'<span class="{_css(verdict)}">{n} {verdict}</span>' for verdict, n in reached_counts.items())
     lines = [
         "<header><h1>pytest-gaamas report</h1>",
-        f"<p>{sum(counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
+        f"<p>{sum(reached_counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
         "<table><tr><th>model</th><th>digest</th><th>server</th></tr>", *rows, "</table>",
         "<table>", *(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts), "</table>",
     ]

@@ -67,6 +67,8 @@ def test_a_saved_run_renders_the_reports_its_live_run_wrote_byte_for_byte(behavi
     assert saved.comparison is not None, "the comparison is part of what is compared"
     assert report_html.render(saved).encode("utf-8") == (folder / "report.html").read_bytes()
     assert report_markdown.render(saved).encode("utf-8") == (folder / "summary.md").read_bytes()
+    judged = sum(score.verdict is not None for score in saved.scores)
+    assert f"<p>{judged} criteria judged: " in (folder / "report.html").read_text(encoding="utf-8")
 
 
 def test_the_gate_is_a_decision_made_of_two_records_alone(behaviour_project):
