@@ -430,6 +430,28 @@ def _distinct(rows: Iterable[ReferenceRow]) -> list[ReferenceRow]:
     return list({(r.table, r.label): r for r in rows}.values())
 
 
+def unwritten(
+    *, run: Mapping[str, Any], collector: Collector, outcomes: Mapping[str, str], findings: Iterable[tuple[str, str, str]],
+    null_rates: Mapping[str, Any] | None = None,
+) -> RunLog:  # fmt: skip
+    """The record of a finished session that writes no file: what ``document`` holds, in its order,
+    without the games played (no worker sent them), taken as collected rather than read back from a
+    text no one will read. Its tables are the ones the document's would be."""
+    items = [ItemLog(**{**item.to_json(), "outcome": outcomes.get(item.test_id, "")})
+             for item in sorted(collector.items.values(), key=lambda i: i.test_id)]  # fmt: skip
+    return RunLog(
+        format=FORMAT,
+        run=dict(run),
+        scores=sorted(collector.scores, key=lambda s: s.test_id),
+        references=sorted(_distinct(collector.references), key=lambda r: (r.table, r.label)),
+        plays={},
+        items=items,
+        findings=[{"test_id": t, "verdict": str(v), "finding": f} for t, v, f in sorted(findings)],
+        comparison=None,
+        null_rates=dict(null_rates or {}),
+    )
+
+
 def record(data: Mapping[str, Any]) -> RunLog:
     """The record of a finished session, which its terminal summary, reports and gate all read: its
     document read back as the file that holds it would be, so that a saved run renders the very

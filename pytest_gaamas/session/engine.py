@@ -184,15 +184,18 @@ class Session:
             self.ending.orphaned = bool(self.cassettes.orphaned)
         if not self.collected.scores:
             return self.ending
+        if not self.settings.keeps_run_log:  # no file to write, nothing to compare: the summary's record alone
+            self.record = runlog.unwritten(run=self._run(), collector=self.collected, outcomes=self.outcomes, findings=self.findings,
+                                           null_rates=self.null_rates)  # fmt: skip
+            return self.ending
         document = self._document()
         self.record = record = runlog.record(document)
         if self.settings.compare:
             self.ending.decision = self._decide(record)
             document["comparison"] = runlog.finite(self.ending.decision.to_json())
             record.comparison = json.loads(json.dumps(document["comparison"]))  # as a reading of the file holds it
-        if self.settings.keeps_run_log:
-            self.written = outputs.write(self.settings, document, record, self.started)
-            self.ending.unwritten = self.written.failed
+        self.written = outputs.write(self.settings, document, record, self.started)
+        self.ending.unwritten = self.written.failed
         return self.ending
 
     def remove_budget(self) -> None:
@@ -218,12 +221,16 @@ class Session:
         digests = null_runs.behaviour_digests(path for path in files if path.is_file())
         return null_runs.for_tables({s.table for s in self.collected.scores}, digests)
 
+    def _run(self) -> dict[str, Any]:
+        """The run's provenance; a server is asked for its digest only where a file will keep it."""
+        settings = self.settings
+        return run_provenance(settings, {spec: self.model(spec) for spec in settings.models}, self.collected.usage,
+                              started=self.started, finished=datetime.now(timezone.utc), ask_models=settings.keeps_run_log)  # fmt: skip
+
     def _document(self) -> dict[str, Any]:
         collected, settings = self.collected, self.settings
-        run = run_provenance(settings, {spec: self.model(spec) for spec in settings.models}, collected.usage, started=self.started,
-                             finished=datetime.now(timezone.utc), ask_models=settings.keeps_run_log)  # fmt: skip
         return runlog.document(
-            run=run,
+            run=self._run(),
             collector=collected,
             tables=[t.to_json() for t in build_tables(collected.scores, collected.references, settings.models, self.null_rates)],
             outcomes=self.outcomes,
