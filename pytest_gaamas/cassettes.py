@@ -51,12 +51,12 @@ import vcr
 try:
     import fcntl
 except ImportError:  # not POSIX: temporary files are written unlocked, and never removed by another run
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
+from vcr import filters as vcr_filters
 from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.record_mode import RecordMode
 from vcr.request import Request
 from vcr.serialize import serialize
-from vcr import filters as vcr_filters
 from vcr.serializers import compat
 
 from . import safejson, safeyaml
@@ -353,12 +353,13 @@ def recorded_exchange(exchange: Any) -> tuple[Request, dict]:
         raise ValueError("an exchange without its response")
     status = response.get("status")
     code = status.get("code") if isinstance(status, dict) else None
-    if type(code) is not int or not 100 <= code <= 599:
+    if not isinstance(status, dict) or type(code) is not int or not 100 <= code <= 599:
         raise ValueError("a response without an HTTP status code")
     message = status.get("message", "")
     if not isinstance(message, str):
         raise ValueError("a status message that is not text")
-    content = response.get("body").get("string") if isinstance(response.get("body"), dict) else None
+    response_body = response.get("body")
+    content = response_body.get("string") if isinstance(response_body, dict) else None
     if not isinstance(content, (str, bytes)):
         raise ValueError("a response without its body")
     try:
@@ -592,7 +593,7 @@ class Replayer:
             return None
         text = (response.get("body") or {}).get("string")
         try:
-            completion = json.loads(text)
+            completion = json.loads(text)  # type: ignore[arg-type]  # not text: a TypeError, no answer
         except (TypeError, ValueError, RecursionError):
             return None
         return self.model.recorded_reply(completion)
@@ -635,7 +636,7 @@ def in_trial_order(tape, seeds_in_order: list[int], start: int) -> None:
     cassette as playing them one by one."""
     rank = {seed: i for i, seed in enumerate(seeds_in_order)}
     recorded = tape.data[start:]
-    recorded.sort(key=lambda exchange: rank.get(request_seed_of(exchange[0]), len(rank)))
+    recorded.sort(key=lambda exchange: rank.get(request_seed_of(exchange[0]), len(rank)))  # type: ignore[arg-type]  # None: unranked
     tape.data[start:] = recorded
     tape._gaamas_index.forget()
 

@@ -242,7 +242,8 @@ def compare(
     for i, (o, n) in enumerate(pairs):
         worse_by = _worse_by(o, n)
         p_adj = adjusted[i]
-        dropped = gated[i] and not math.isnan(p_adj) and p_adj < alpha and worse_by > allowed[i]
+        drop = allowed[i]
+        dropped = gated[i] and drop is not None and not math.isnan(p_adj) and p_adj < alpha and worse_by > drop
         lost = gated[i] and usable(o) > 0 and (usable(n) == 0 or fewer_usable[i] < alpha)
         models = n.model if o.model == n.model else f"{o.model} -> {n.model}"
         changes.append(CellChange(n.behaviour, label(n), models, o, n, raw[i], p_adj, worse_by, allowed[i], dropped, gated[i], lost))

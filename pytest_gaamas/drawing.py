@@ -25,6 +25,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import people
 from .figures import CURVE, INTERVAL, LINE, VIOLIN, Figure
@@ -97,7 +98,8 @@ def _style():
     import matplotlib
 
     # "$100" is dollars here, not mathematics
-    return matplotlib.rc_context({**FONT, "text.parse_math": False, "figure.dpi": DPI, "savefig.dpi": DPI})
+    settings: dict[Any, Any] = {**FONT, "text.parse_math": False, "figure.dpi": DPI, "savefig.dpi": DPI}
+    return matplotlib.rc_context(settings)
 
 
 def _new_figure(size: tuple[float, float], rows: int, columns: int, **grid):
@@ -154,7 +156,7 @@ def _reference_styles(points: Sequence[_Point]) -> dict[str, dict]:
     labels = list(dict.fromkeys(label for p in points for label in p.figure.references))
     theirs = [label for label in labels if _is_people(label)]
     ours = [label for label in labels if not _is_people(label)]
-    styles = {label: {"color": PEOPLE_COLOUR, "linestyle": PEOPLE_LINES[i % len(PEOPLE_LINES)], "linewidth": 1.8, "gid": PEOPLE}
+    styles: dict[str, dict[str, Any]] = {label: {"color": PEOPLE_COLOUR, "linestyle": PEOPLE_LINES[i % len(PEOPLE_LINES)], "linewidth": 1.8, "gid": PEOPLE}
               for i, label in enumerate(theirs)}  # fmt: skip
     styles |= {label: {"color": REFERENCE_COLOUR, "linestyle": REFERENCE_LINES[i % len(REFERENCE_LINES)], "linewidth": 1.4, "gid": REFERENCE}
                for i, label in enumerate(ours)}  # fmt: skip
@@ -277,7 +279,7 @@ def _characters(pixels: float, points: float) -> int:
 def _legend(fig, axes, width: float, series: Sequence[str]) -> None:
     """One legend for the figure, under its panels: the models' series (in ``series``' order), then
     people's data, then the reference lines, in as many columns as fit the figure's width."""
-    entries: dict[str, object] = {}
+    entries: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
@@ -424,7 +426,9 @@ def _violins(ax, points: Sequence[_Point], styles, lines) -> tuple[list[str], li
     people_name = next((p.figure.people for p in points if p.figure.people), "")
     slots = len(series) + (1 if people_name else 0)
     offsets = _offsets(slots)
-    missing, missing_at, drawn = [], {}, set()
+    missing: list[str] = []
+    missing_at: dict[str, list[str]] = {}
+    drawn = set()
     for c, category in enumerate(categories):
         for s, name in enumerate(series):
             at = [p for p in points if p.series == name and str(p.figure.x) == category]
@@ -469,7 +473,8 @@ def _intervals(ax, points: Sequence[_Point], styles, lines) -> tuple[list[str], 
     categories = _categories(points)
     series = list(dict.fromkeys(p.series for p in points))
     offsets = _offsets(len(series))
-    missing, missing_at = [], {}
+    missing: list[str] = []
+    missing_at: dict[str, list[str]] = {}
     for s, name in enumerate(series):
         xs, ys, lows, highs = [], [], [], []
         for p in (p for p in points if p.series == name):
@@ -479,8 +484,10 @@ def _intervals(ax, points: Sequence[_Point], styles, lines) -> tuple[list[str], 
                 missing.append(f"{name} at {p.figure.x}")
                 continue
             low, high = (p.score.score if v is None else v for v in p.score.ci)
-            xs.append(x), ys.append(p.score.score)
-            lows.append(max(0.0, p.score.score - low)), highs.append(max(0.0, high - p.score.score))
+            xs.append(x)
+            ys.append(p.score.score)
+            lows.append(max(0.0, p.score.score - low))
+            highs.append(max(0.0, high - p.score.score))
         if xs:
             style = styles[name]
             bars = ax.errorbar(xs, ys, yerr=[lows, highs], fmt=style.marker, color=style.color, markersize=6, capsize=4, elinewidth=1.6, label=name, zorder=3)
@@ -586,7 +593,7 @@ def _draw_comparison(cells: Sequence[dict], keep: bool) -> Drawn:
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_title(f"{behaviour}" + (f" ({unit})" if unit else ""), loc="left")
         ax.grid(axis="x", alpha=0.3)
-    entries: dict[str, object] = {}
+    entries: dict[str, Any] = {}
     for ax in axes[:, 0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)

@@ -207,7 +207,8 @@ def judged(
     plausible in aggregate, flagged: for people's own draws, the rate the docs state; for an agent that
     never reads the game, the rate at which the test calls it a person."""
     rng = random.Random(seed)
-    results = [compare(draw(rng), humans) for _ in range(samples)]
+    results = [result for _ in range(samples) if (result := compare(draw(rng), humans)) is not None]
+    assert len(results) == samples, "a draw held no choice to compare"
     return Rates(
         samples, sum(r.verdict == "faithful" for r in results), sum(r.verdict == "unfaithful" for r in results),
         sum(r.plausible_in_aggregate for r in results), sum(r.paradox for r in results),

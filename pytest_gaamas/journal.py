@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from . import safejson
 from .cassettes import MAX_CASSETTE_BYTES, cannot_write, one_writer, recorded_exchange, write_atomically
@@ -68,7 +68,7 @@ class Journal:
             raise
         #: The trials it held when it was read: any other found at writing time was written since.
         self._read = set(self.finished)
-        self._handle = None
+        self._handle: TextIO | None = None
 
     def _load(self) -> dict[int, JournalEntry]:
         remedy = "move it away (its trials are then asked again), then run again"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from . import stats
@@ -28,6 +28,10 @@ def fhss_name(cell: FhssCell) -> str:
     return f"FHSS 1994 {role}, ${cell.pie:g} pie, {cell.payment}: % of the pie kept"
 
 
+def _percent_kept(cell: FhssCell) -> list[float]:
+    return list(cell.percent_kept)
+
+
 def fhss(game: str) -> list[tuple[str, FhssCell]]:
     """FHSS (1994)'s cells of ``game`` ("dictator" or "ultimatum"), each with its name in ``SOURCES``."""
     return [(fhss_name(cell), cell) for cell in fhss1994_cells() if cell.game == game]
@@ -40,7 +44,7 @@ SOURCES: dict[str, Callable[[], Sequence[float]]] = {
     "CKMS 2014: the authors' CCEI": lambda: [s.authors_ccei for s in ckms2014_subjects()],
     "MobLab ultimatum responders: smallest offer accepted": lambda: [p.smallest_accepted for p in moblab_ultimatum_strategies()],
     # FHSS played for $5 and $10, so their choices are shares of the pie, comparable with $ of $100
-    **{fhss_name(cell): (lambda cell=cell: list(cell.percent_kept)) for cell in fhss1994_cells()},
+    **{fhss_name(cell): partial(_percent_kept, cell) for cell in fhss1994_cells()},
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from .thinking import split_thinking
 
 #: The longest reason an invalid answer keeps.
 MAX_REASON = 200
@@ -151,8 +152,6 @@ def read_reply(said: str | Reply, decision: Decision) -> tuple[str, str, Answer]
     """The answer's text, the reasoning apart from it, and the answer parsed from the text alone. A
     reply cut short by the token limit that holds no usable answer says so (``truncated``), whatever
     the parser would have said of the fragment."""
-    from .answers import split_thinking  # answers imports this module
-
     reply = said if isinstance(said, Reply) else Reply(said)
     text, inline = split_thinking(reply.text)
     thinking = "\n\n".join(part for part in (reply.thinking.strip(), inline) if part)

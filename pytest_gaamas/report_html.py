@@ -70,7 +70,7 @@ def render(log: RunLog) -> str:
     tables = build_tables(log.scores, log.references, [m.get("model", "") for m in log.run.get("models", [])], log.null_rates)
     behaviours = list(dict.fromkeys(s.behaviour for s in sorted(log.scores, key=lambda s: s.test_id)))
     drawn = drawing.draw_run(log.scores, [m.get("model", "") for m in log.run.get("models", [])])
-    title_of = {}
+    title_of: dict[str, str] = {}
     for score in log.scores:
         title_of.setdefault(score.table, score.behaviour)
     parts = [
@@ -126,11 +126,11 @@ def _header(log: RunLog) -> str:
     for item in log.items:
         counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
     outcome_line = ", ".join(f'<span class="{_e(_css(k))}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
-    counts = reached(verdict_counts(log.scores))
-    judged = ", ".join(f'<span class="{_css(verdict)}">{n} {verdict}</span>' for verdict, n in counts.items())
+    reached_counts = reached(verdict_counts(log.scores))
+    judged = ", ".join(f'<span class="{_css(verdict)}">{n} {verdict}</span>' for verdict, n in reached_counts.items())
     lines = [
         "<header><h1>pytest-gaamas report</h1>",
-        f"<p>{sum(counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
+        f"<p>{sum(reached_counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
         "<table><tr><th>model</th><th>digest</th><th>server</th></tr>", *rows, "</table>",
         "<table>", *(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts), "</table>",
     ]
@@ -245,7 +245,7 @@ def _play(play: Play) -> str:
     return "".join(parts)
 
 
-def _examples(trials: Sequence[dict]) -> list[dict]:
+def _examples(trials: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     if not trials:
         return []
     chosen = [trials[0]]

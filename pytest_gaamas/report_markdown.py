@@ -109,7 +109,7 @@ def _comparison(comparison: dict) -> list[str]:
                                headers=["behaviour", "cell", "model", "old", "new", "p (Holm)"], tablefmt="github", disable_numparse=True)]  # fmt: skip
         if len(dropped) > FINDINGS_SHOWN:
             lines += ["", f"... and {len(dropped) - FINDINGS_SHOWN} more dropped cells (the run log has them all)"]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _number(value) -> str:

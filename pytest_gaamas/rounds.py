@@ -82,7 +82,7 @@ def reference_curves(
     random curves of the figures, played here and now, since they cost nothing and need no cassette.
     Their values are drawn, never their intervals, which are not computed."""
     try:
-        return dict(_reference_curves(game, trials, seed, measure))
+        return dict(_reference_curves(game, trials, seed, measure))  # type: ignore[arg-type]  # unhashable: below
     except TypeError:  # a game with an unhashable field: played afresh
         return dict(_reference_curves.__wrapped__(game, trials, seed, measure))
 

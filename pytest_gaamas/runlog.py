@@ -223,20 +223,20 @@ class Play:
     strategy: Strategy | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {**vars(self), "trials": [{**t, "rounds": _shared_compacted(t.get("rounds", []))} for t in self.trials]}
+        return {**vars(self), "trials": [{**t, "rounds": _shared_compacted(list(t.get("rounds", [])))} for t in self.trials]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Play:
         play = cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
-        play.trials = [{**t, "rounds": _shared_expanded(t.get("rounds", []))} for t in play.trials]
+        play.trials = [typing.cast(Trial, {**t, "rounds": _shared_expanded(list(t.get("rounds", [])))}) for t in play.trials]
         return play
 
 
-def _shared_compacted(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _shared_compacted(rounds: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Each round's request without the messages it repeats from an earlier round of its trial (a
     conversation resends all of them every round; two players alternate rounds): ``shared`` says
     which earlier round, and how many of its first messages this one begins with."""
-    out: list[dict[str, Any]] = []
+    out: list[Mapping[str, Any]] = []
     for index, round_ in enumerate(rounds):
         messages = round_.get("messages", [])
         best, shared = None, 0
@@ -258,7 +258,7 @@ MAX_EXPANSION = 100
 MIN_EXPANDED = 10_000
 
 
-def _shared_expanded(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _shared_expanded(rounds: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     stored = sum(len(r.get("messages", [])) if isinstance(r.get("messages"), list) else 0 for r in rounds)
     bound, expanded = max(MIN_EXPANDED, MAX_EXPANSION * stored), 0
@@ -428,6 +428,35 @@ def finite(value: Any) -> Any:
 def _distinct(rows: Iterable[ReferenceRow]) -> list[ReferenceRow]:
     """Each reference row once: every item of a table reports its table's rows."""
     return list({(r.table, r.label): r for r in rows}.values())
+
+
+def unwritten(
+    *, run: Mapping[str, Any], collector: Collector, outcomes: Mapping[str, str], findings: Iterable[tuple[str, str, str]],
+    null_rates: Mapping[str, Any] | None = None,
+) -> RunLog:  # fmt: skip
+    """The record of a finished session that writes no file: what ``document`` holds, in its order,
+    without the games played (no worker sent them), taken as collected rather than read back from a
+    text no one will read. Its tables are the ones the document's would be."""
+    items = [ItemLog(**{**item.to_json(), "outcome": outcomes.get(item.test_id, "")})
+             for item in sorted(collector.items.values(), key=lambda i: i.test_id)]  # fmt: skip
+    return RunLog(
+        format=FORMAT,
+        run=dict(run),
+        scores=sorted(collector.scores, key=lambda s: s.test_id),
+        references=sorted(_distinct(collector.references), key=lambda r: (r.table, r.label)),
+        plays={},
+        items=items,
+        findings=[{"test_id": t, "verdict": str(v), "finding": f} for t, v, f in sorted(findings)],
+        comparison=None,
+        null_rates=dict(null_rates or {}),
+    )
+
+
+def record(data: Mapping[str, Any]) -> RunLog:
+    """The record of a finished session, which its terminal summary, reports and gate all read: its
+    document read back as the file that holds it would be, so that a saved run renders the very
+    reports the live run that wrote it did."""
+    return parse(json.dumps(data, ensure_ascii=False))
 
 
 def dumps(data: Mapping[str, Any], path: Path) -> bytes:
@@ -657,7 +686,7 @@ def _is_record(kind: Any) -> bool:
 
 
 @functools.cache
-def _fields(kind: type) -> tuple[dict[str, Any], frozenset[str]]:
+def _fields(kind: Any) -> tuple[dict[str, Any], frozenset[str]]:
     """The fields of a dataclass or a record, with their types, and those that must be present."""
     hints = typing.get_type_hints(kind)
     if dataclasses.is_dataclass(kind):

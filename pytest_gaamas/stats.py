@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from .lazy import OnFirstUse
 
@@ -268,7 +269,7 @@ def _chi_square_from_counts(count_a: np.ndarray, count_b: np.ndarray) -> np.ndar
 MIN_EXPECTED = 5
 
 
-def choice_bins(reference: Sequence[float], n: int) -> np.ndarray:
+def choice_bins(reference: npt.ArrayLike, n: int) -> np.ndarray:
     """Upper edges of bins over the reference (people's) values, for a chi-square with ``n`` choices:
     a value that people choose often enough to expect ``MIN_EXPECTED`` of n choices there (50, 100)
     is a bin of its own; rarer values are pooled with their neighbours until a bin expects as many.
@@ -415,7 +416,7 @@ def _partial_tables(sizes, scores, later_sizes, later_scores, total: int, thresh
     return drawn, statistic, log_ways, _log_sum(np.array(settled))
 
 
-def conditional_tail(drawn: Sequence[int], sizes: Sequence[int], scores: Sequence[float]) -> float:
+def conditional_tail(drawn: npt.ArrayLike, sizes: npt.ArrayLike, scores: npt.ArrayLike) -> float:
     """P(T >= t) for T = sum(score x drawn) over classes, when the draws are dealt among the classes
     at random with their sizes fixed (a multivariate hypergeometric: the conditional null of a
     permutation test), t being the observed T; one-sided, ties included.

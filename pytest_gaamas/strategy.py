@@ -5,7 +5,8 @@ what its arguments and its value mean, how a decision's facts become the argumen
 value becomes the answer the game reads. The model is asked once (recorded like any request); the
 code is taken from the reply's fenced ``python`` block (or a JSON ``"code"`` field); the function
 then runs in a :class:`~pytest_gaamas.sandbox.Sandbox`, a fresh module for each trial with
-``random`` seeded by the trial, and answers each decision through the game's own parser.
+``random`` seeded by the trial, and answers each decision through the game's own parser
+(``strategy_run``). This module is the contract alone, which the games import: no sandbox.
 
 A strategy is valid or it is not: code that will not load, raises, runs too long, returns an answer
 the game rejects, or tries what is not allowed makes the whole strategy invalid, with the reason.
@@ -14,6 +15,7 @@ the game rejects, or tries what is not allowed makes the whole strategy invalid,
 from __future__ import annotations
 
 import ast
+import importlib
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -22,14 +24,15 @@ from functools import lru_cache
 from typing import Any
 
 from . import answers, safejson
-from .play import Answer, Decision, Request, Trial, TrialRecord, play_trial, request_seed
-from .sandbox import ALLOWED_MODULES, Limits, Sandbox, StrategyFailure
+from .confinement import ALLOWED_MODULES, StrategyFailure
+from .play import Answer, Decision, Trial, TrialRecord
 
 #: Code is longer than a decision; SmolLM2 writes a short function in well under this.
 STRATEGY_REPLY_TOKENS = 512
 #: The language tags of a fenced block that may hold the strategy.
 PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
 _ANY_DEFINITION = re.compile(r"^[ \t]*def[ \t]+\w+[ \t]*\(", re.MULTILINE)
+
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,9 @@ class Contract:
 
 @lru_cache(maxsize=256)
 def _parsed_signature(signature: str) -> ast.FunctionDef:
-    return ast.parse(f"{signature}: pass").body[0]
+    definition = ast.parse(f"{signature}: pass").body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    return definition
 
 
 def expect(value: Any, types: type | tuple[type, ...], what: str) -> Any:
@@ -168,19 +173,6 @@ class StrategyRequest:
         return f"```python\n{self.contract.references[agent].strip()}\n```"
 
 
-class StrategyPlayer:
-    """An agent that answers every decision of a game by calling the strategy in its sandbox."""
-
-    def __init__(self, contract: Contract, box: Sandbox):
-        self.spec = "strategy"
-        self.contract = contract
-        self.box = box
-
-    def reply(self, request: Request) -> str:
-        value = self.box.call(*self.contract.arguments(request.decision.situation))
-        return answers.dump(self.contract.answer_to(request.decision.situation, value))
-
-
 @dataclass
 class StrategyResult:
     code: str | None
@@ -206,35 +198,6 @@ class StrategyResult:
         }
 
 
-def run_strategy(game, contract: Contract, code: str, trials: int, *, seed: int, limits: Limits = Limits()) -> StrategyResult:
-    """Play ``trials`` trials of ``game`` with the strategy ``code``. The first failure, or the first
-    answer the game rejects, makes the strategy invalid and every trial with it."""
-    records: list[TrialRecord] = []
-    with Sandbox(code, contract.function, contract.parameters, limits) as box:
-        player = StrategyPlayer(contract, box)
-        try:
-            for trial in range(trials):
-                box.start(seed=request_seed(seed, trial, -1))
-                record = play_trial(game, player, trial, seed=seed, temperature=0.0)
-                rejected = next((r for r in record.rounds if not r.valid), None)
-                if rejected is not None:
-                    raise StrategyFailure("illegal action", f"{rejected.reply[:200]} ({rejected.reason})")
-                records.append(record)
-            box.start(seed=request_seed(seed, trials, -1))
-            probes = [(arguments, _probe(contract, box, arguments)) for arguments in contract.probes]
-            box.finish()
-        except StrategyFailure as failure:
-            return StrategyResult(code, failure, invalid_trials(failure, trials), box.calls, box.layers)
-        return StrategyResult(code, None, records, box.calls, box.layers, probes)
-
-
-def _probe(contract: Contract, box: Sandbox, arguments: tuple) -> Any:
-    """The strategy's value for the probe, held to the contract's type like any answer it gives."""
-    value = box.call(*arguments)
-    contract.answer(value)
-    return value
-
-
 def no_strategy(reason: str, trials: int) -> StrategyResult:
     """The result of a reply that held no usable code."""
     failure = StrategyFailure("no code", reason.removeprefix("no code: "))
@@ -243,3 +206,13 @@ def no_strategy(reason: str, trials: int) -> StrategyResult:
 
 def invalid_trials(failure: StrategyFailure, trials: int) -> list[TrialRecord]:
     return [TrialRecord(t, [], {"valid": False, "reason": f"invalid strategy: {failure.reason}"}) for t in range(trials)]
+
+
+#: Names that live in ``strategy_run`` (the sandbox's side), still read from here by code written before.
+_RUN_NAMES = frozenset({"DEFAULT_LIMITS", "StrategyPlayer", "run_strategy"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUN_NAMES:  # imported on first use: the contract itself never loads the sandbox
+        return getattr(importlib.import_module(f"{__package__}.strategy_run"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

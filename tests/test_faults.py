@@ -183,17 +183,17 @@ def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(
 
 
 def test_a_run_document_that_cannot_be_written_at_the_end_is_kept_elsewhere(behaviour_project, monkeypatch):
-    from pytest_gaamas import plugin
     from pytest_gaamas.errors import UnwritableOutput
+    from pytest_gaamas.session import outputs
 
-    real = plugin.write_atomically
+    real = outputs.write_atomically
 
     def failing(path, text, *, what):
         if path.name == "run.json":
             raise UnwritableOutput(f"cannot write the {what} {path} (No space left on device); make its directory writable")
         real(path, text, what=what)
 
-    monkeypatch.setattr(plugin, "write_atomically", failing)
+    monkeypatch.setattr(outputs, "write_atomically", failing)
     result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-json=run.json")
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     line = next(line for line in result.stdout.lines if "No space left" in line)

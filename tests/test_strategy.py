@@ -6,7 +6,8 @@ from pytest_gaamas.games.dictator import AlignmentGame, DictatorGame, UltimatumG
 from pytest_gaamas.games.prisoners import PrisonersDilemma
 from pytest_gaamas.games.repeated import MATCHING_PENNIES, RPS_PREDICTION, RPS_WIN_DRAW_LOSS, HiddenPatternGame
 from pytest_gaamas.games.ring import RingGame
-from pytest_gaamas.strategy import extract_code, run_strategy
+from pytest_gaamas.strategy import extract_code
+from pytest_gaamas.strategy_run import run_strategy
 
 GAMES = {
     "dictator": DictatorGame("assistant"),

@@ -13,7 +13,7 @@ from .reference import RULES as BLIND_RULES
 
 PREFIXES = ("ollama", "openai", "embedded", "reference")
 
-__all__ = ["Model", "PREFIXES", "canonical_spec", "resolve", "slug"]
+__all__ = ["PREFIXES", "Model", "canonical_spec", "resolve", "slug"]
 
 
 class SpecError(ValueError):

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from types import ModuleType
+from typing import Any
 
 #: A chat completion is a few kilobytes; a reasoning model's, a few hundred. Past this, no answer.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -58,7 +59,7 @@ def bounded_transport(http: ModuleType, seconds: float):
 
 
 @functools.cache
-def _transport(http: ModuleType) -> type:
+def _transport(http: Any) -> type:  # a module: httpx, or httpx2
     class BoundedTransport(http.BaseTransport):
         """httpx's transport, each request given its deadline and its byte budget as it starts."""
 
@@ -78,7 +79,7 @@ def _transport(http: ModuleType) -> type:
 
 
 @functools.cache
-def _backend(core: ModuleType) -> type:
+def _backend(core: Any) -> type:  # a module: httpcore, or httpcore2
     class BoundedStream(core.NetworkStream):
         def __init__(self, stream, reading: _Request):
             self._stream, self._reading = stream, reading

@@ -35,7 +35,7 @@ def model_params_without_repacking():
 
 def gemma3_prompt(messages: list[dict]) -> str:
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system" and m.get("content"))
-    turns = []
+    turns: list[str] = []
     for message in (m for m in messages if m["role"] != "system"):
         content = message.get("content") or ""
         if system and not turns and message["role"] == "user":

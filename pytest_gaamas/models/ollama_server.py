@@ -43,7 +43,7 @@ class OllamaModel(Model):
         """The official client, made when first used, so that --gaamas-timeout is the one it reads with."""
         return ollama.Client(host=self.host, timeout=self.timeout, transport=bounded_transport(httpx, self.timeout))
 
-    def reply(self, request: Request) -> str:
+    def reply(self, request: Request) -> Reply:
         if self.request_budget is not None:
             self.request_budget.take()
         try:

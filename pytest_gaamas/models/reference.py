@@ -18,7 +18,7 @@ import re
 from collections import ChainMap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import answers, play
 from ..play import Request, fingerprint
@@ -172,8 +172,8 @@ class Blind:
         if not name.startswith(BLIND_PREFIX):
             return None
         options, apart, numbers = name.removeprefix(BLIND_PREFIX).partition(NUMBERS_APART)
-        rules = Rule.parse(options), Rule.parse(numbers if apart else options)
-        return None if None in rules else cls(*rules)
+        options_rule, numbers_rule = Rule.parse(options), Rule.parse(numbers if apart else options)
+        return None if options_rule is None or numbers_rule is None else cls(options_rule, numbers_rule)
 
     def answer(self, schema: Mapping[str, Any], surface: Surface, rng: random.Random) -> Any:
         """What this agent answers to a JSON schema: an option of an enum, a number of a range, every
@@ -205,7 +205,7 @@ class BlindAgents(Mapping[str, str]):
     """The blind agents, each with its description: the named ones (``first``, ``last``, ``constant``,
     the only ones iterated) and every spelling ``Blind.parse`` reads."""
 
-    NAMED = {
+    NAMED: ClassVar[dict[str, str]] = {
         "first": "never reads the game: the first option its answer form lists, the bottom of every range",
         "last": "never reads the game: the last option its answer form lists, the top of every range",
         "constant": "never reads the game: the same answer every time, the middle of every range and the option whose name sorts first",
@@ -230,7 +230,7 @@ class BlindAgents(Mapping[str, str]):
 #: Agents that answer from the request's surface without reading the game.
 SHORTCUTS = BlindAgents()
 #: Every reference agent, with what it does: the scripted ones, then the blind ones.
-KINDS = ChainMap(SHORTCUTS, SCRIPTED)
+KINDS: Mapping[str, str] = ChainMap(SHORTCUTS, SCRIPTED)  # type: ignore[arg-type]  # read, never written
 
 
 def cell_seed(request: Request, cell: str | None = None) -> int:
@@ -268,4 +268,6 @@ class ReferenceAgent(Model):
 def shortcut_answer(schema: Mapping[str, Any], kind: str) -> Any:
     """What named blind agent ``kind`` (``first``, ``last``, ``constant``) answers to a JSON schema, from
     the schema alone (none of the three reads the prompt or draws)."""
-    return Blind.parse(kind).answer(schema, Surface(""), random.Random(0))
+    blind = Blind.parse(kind)
+    assert blind is not None, f"no blind agent {kind!r}"
+    return blind.answer(schema, Surface(""), random.Random(0))

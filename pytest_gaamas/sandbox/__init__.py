@@ -33,20 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import safejson
-from ..inert import terminal
+from ..confinement import ALLOWED_MODULES as ALLOWED_MODULES
+from ..confinement import KINDS as KINDS
+from ..confinement import StrategyFailure as StrategyFailure
 
 LAUNCHER = Path(__file__).with_name("launch.py")
-#: What a strategy may import: computation only, no I/O, no introspection of the interpreter.
-ALLOWED_MODULES = (
-    "math", "cmath", "random", "statistics", "itertools", "functools", "operator", "collections",
-    "collections.abc", "heapq", "bisect", "string", "re", "fractions", "decimal", "typing", "dataclasses",
-    "enum", "copy",
-)
-#: The kinds of failure, as the tables' JSON counts them.
-KINDS = (
-    "no code", "syntax error", "forbidden import", "forbidden operation", "wrong signature", "raised",
-    "timeout", "CPU limit", "memory limit", "output limit", "wrong return type", "illegal action", "crashed",
-)
 #: The layer the sandbox will not run without: the kernel's allow-list of system calls.
 REQUIRED_LAYER = "seccomp"
 #: How long the host waits for the sandbox's processes that it inherits when their supervisor dies
@@ -82,22 +73,6 @@ class Limits:
     max_items: int = 10_000
 
 
-class StrategyFailure(Exception):
-    """A strategy that cannot be used; ``kind`` is one of :data:`KINDS`."""
-
-    def __init__(self, kind: str, detail: str = ""):
-        # The detail quotes the strategy's own exceptions and values: made inert here, once, so no run
-        # log, report or terminal ever holds the escape, bell or bidirectional characters it chose.
-        detail = terminal(detail)
-        super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind
-        self.detail = detail
-
-    @property
-    def reason(self) -> str:
-        return str(self)
-
-
 class SandboxUnavailable(RuntimeError):
     """This host cannot confine a strategy (no seccomp: not Linux on x86-64 or arm64), so none is run."""
 
@@ -117,7 +92,8 @@ class Sandbox:
         self.limits = limits
         self.layers: tuple[str, ...] = ()
         self.calls = 0
-        self._process: subprocess.Popen | None = None
+        #: The supervisor, with its pipes, while it runs (``subprocess.Popen``).
+        self._process: Any = None
         self._trial_open = False
         self._workdir: str | None = None
         self._workdir_lock: int | None = None

@@ -37,6 +37,7 @@ name; the kernel's allow-list, which no code in the process can lift, is what ho
 """
 
 import __future__  # noqa: F401  (a strategy's future import finds it loaded)
+
 import builtins
 import errno
 import inspect
@@ -49,6 +50,7 @@ import signal
 import sys
 import time
 import types
+from typing import Any
 
 VIOLATION_EXIT = 86
 NOBODY = 65534
@@ -192,14 +194,14 @@ class Seccomp:
     def program(self, allowed):
         if self.arch is None:
             return None
-        ctypes = self.ctypes
-        numbers = sorted({SYSCALLS[name][self.column] for name in allowed if SYSCALLS[name][self.column] is not None})
+        ctypes: Any = self.ctypes  # loaded at start, before the process confines itself
+        numbers = sorted({number for name in allowed if (number := SYSCALLS[name][self.column]) is not None})
 
         class Instruction(ctypes.Structure):
-            _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+            _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]  # noqa: RUF012  (ctypes reads the class's own list)
 
         class Program(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]  # noqa: RUF012  (as above)
 
         load, jump_equal, jump_at_least, ret = 0x20, 0x15, 0x35, 0x06
         allow, kill = 0x7FFF0000, 0x80000000  # SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS
@@ -209,7 +211,7 @@ class Seccomp:
         for i, number in enumerate(numbers):
             code.append((jump_equal, len(numbers) - i, 0, number))
         code += [(ret, 0, 0, kill), (ret, 0, 0, allow)]
-        instructions = (Instruction * len(code))(*[Instruction(*c) for c in code])
+        instructions = (Instruction * len(code))(*[Instruction(*c) for c in code])  # type: ignore[operator]  # a ctypes array type
         program = Program(len(code), instructions)
         program.keep = instructions  # the array must live as long as the program
         return program
@@ -243,7 +245,7 @@ class Supervisor:
         self.child_filter = seccomp.program(CHILD_SYSCALLS)
         self.pid = os.getpid()
         self.code = None
-        self.child = None  # (pid, request fd, answer reader)
+        self.child: Any = None  # (pid, request fd, answer reader)
 
     def serve(self, requests):
         try:
@@ -342,7 +344,7 @@ class Supervisor:
         self.read_answer(self.setup["start_seconds"])  # the strategy loaded, and its function fits
 
     def exchange(self, message, seconds):
-        pid, requests_fd, _ = self.child
+        _pid, requests_fd, _ = self.child
         try:
             write_all(requests_fd, (json.dumps(message) + "\n").encode())
         except OSError:
@@ -445,7 +447,7 @@ def exit_failure(ended, setup):
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         # A strategy that ignores SIGXCPU is killed by the kernel at the hard limit, a second later.
-        if number == signal.SIGXCPU or number == signal.SIGKILL and cpu_seconds >= setup["trial_cpu_seconds"]:
+        if number == signal.SIGXCPU or (number == signal.SIGKILL and cpu_seconds >= setup["trial_cpu_seconds"]):
             return Failure("CPU limit", f"more than {setup['trial_cpu_seconds']} CPU seconds in one trial")
         if number == signal.SIGXFSZ:
             return Failure("forbidden operation", "wrote to a file")
@@ -615,19 +617,19 @@ def seed_every_generator(seed):
     def seed_from_the_trial(self, a=None, version=2):
         seed_from_the_kernel(self, stream.getrandbits(256) if a is None else a, version)
 
-    random.Random.seed = seed_from_the_trial
+    random.Random.seed = seed_from_the_trial  # type: ignore[method-assign]
     random.seed = random._inst.seed
-    random._urandom = os.urandom = stream.randbytes
+    random._urandom = os.urandom = stream.randbytes  # type: ignore[attr-defined]
     os.getrandom = lambda size, flags=0: stream.randbytes(size)
     # The C generator behind random.Random seeds itself from the kernel when made with no seed, and a
     # strategy can reach it as random._random: what it reaches is a generator seeded by the trial.
-    kernel_seeded = random._random.Random
+    kernel_seeded: Any = random._random.Random  # type: ignore[attr-defined]
 
     class TrialSeeded(kernel_seeded):
         def __init__(self, *seed):  # the C type seeds in __init__ too, from the kernel when given nothing
             super().__init__(*(seed or (stream.getrandbits(256),)))
 
-    random._random = types.SimpleNamespace(Random=TrialSeeded)
+    random._random = types.SimpleNamespace(Random=TrialSeeded)  # type: ignore[attr-defined,assignment]
     random.seed(seed)
 
 

@@ -1,0 +1,298 @@
+"""An item's games, played: recorded into its cassette, journaled trial by trial, resumed from the
+journal after a crash, replayed once a process for the items that share cells, and, in strategy mode,
+the model's function run in the sandbox. What ``Experiment.play`` hands over to."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import cassettes, runlog
+from .errors import GaamasError, MissingCassette, ModelUnavailable
+from .journal import Journal
+from .model_meta import check_unchanged, write_model_meta
+from .models import Model, slug
+from .models.reference import EVERY_GAME, SHORTCUTS
+from .play import Game, TrialRecord, cell_seed, fingerprint, play_trial
+from .redact import redact_text
+from .sandbox import SandboxUnavailable
+from .settings import Settings
+from .strategy import StrategyRequest, StrategyResult, no_strategy
+from .strategy_run import run_strategy
+from .trials import play_trials
+
+#: How many exchanges an item recorded live, said by the controller as the item finishes.
+RECORDED_PROPERTY = "gaamas_recorded"
+PROGRESS_EVERY_S = 5.0
+
+
+@dataclass
+class ItemPaths:
+    cassette: Path
+    #: The journal's stem: its file adds the fingerprint of model, game, seed and temperature.
+    journal: Path
+    model_meta: Path
+    #: The cassette is another item's, shared by a criterion that spans cells.
+    shared: bool = False
+
+
+class Recorder:
+    """Where an item's games are recorded and journaled, and their playing."""
+
+    def __init__(
+        self, settings: Settings, model: Model, item: pytest.Item, behaviour: str, variant: dict[str, Any],
+        progress: Callable[[str], None], unavailable: dict[str, str], collector: runlog.Collector,
+        replayed: dict[tuple[Any, ...], list[TrialRecord]],
+    ) -> None:  # fmt: skip
+        self.settings, self.model, self.item, self.behaviour, self.variant = settings, model, item, behaviour, variant
+        self._progress = progress
+        #: Model spec -> why it cannot be reached, shared by the session's items.
+        self.unavailable = unavailable
+        #: Where the games played go, for the run log.
+        self.collector = collector
+        #: Replay only: the records of each game already replayed from a cassette in this process, so
+        #: that a criterion over cells reads them instead of replaying every exchange again.
+        self.replayed = replayed
+        #: Why answers were unusable -> how many, over every game this item played.
+        self.invalid_reasons: dict[str, int] = {}
+        #: The strategy and how it fared, in strategy mode.
+        self.strategy: StrategyResult | None = None
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    def paths(
+        self, recorded_as: str | None = None, variant: Mapping[str, Any] | None = None, compressed: bool = False,
+        named: Mapping[str, Any] | None = None,
+    ) -> ItemPaths:  # fmt: skip
+        """Where this item's exchanges are recorded and its trials journaled (``item_paths``)."""
+        return item_paths(self.settings, self.model, self.item, self.behaviour, self.variant if named is None else named,
+                          recorded_as=recorded_as, variant=variant, compressed=compressed)  # fmt: skip
+
+    def play(self, game: Game, trials: int, *, temperature: float, generation: str, recorded_as: str | None,
+             variant: Mapping[str, Any] | None, compressed: bool, named: Mapping[str, Any] | None) -> list[TrialRecord]:  # fmt: skip
+        """``Experiment.play``: the game played, or this item skipped where its model plays no such game."""
+        paths = self.paths(recorded_as, variant, compressed, named)
+        kind = self.reference_kind
+        if kind is not None and kind not in SHORTCUTS and kind not in getattr(game, "reference_kinds", EVERY_GAME):
+            pytest.skip(f"{self.model.spec} plays only the games that define it, not {getattr(game, 'name', 'this one')}")
+        if generation == "strategy":
+            records, asked = self._play_strategy(game, trials, temperature, paths)
+        else:
+            if self.model.spec == "reference:human" and not getattr(game, "has_human_data", False):
+                pytest.skip("reference:human: the shipped human data hold no individual choices for this game")
+            records, asked = self._play_recorded(game, trials, temperature, paths), None
+        self._log_play(game, generation, temperature, records, asked)
+        return records
+
+    def _log_play(self, game: Game, generation: str, temperature: float, records: list[TrialRecord], asked: TrialRecord | None) -> None:
+        """The game as played, whole, into the run log; items replaying the same cells share it."""
+        game_fingerprint = fingerprint(game.fingerprint())
+        play_id = fingerprint(self.model.spec, game_fingerprint, self.seed, temperature, generation, len(records))
+        strategy: runlog.Strategy | None = None
+        if asked is not None and self.strategy is not None:
+            strategy = typing.cast(runlog.Strategy, {**self.strategy.to_json(), "request": dict(vars(asked.rounds[0])) if asked.rounds else None})
+        play = runlog.Play(
+            id=play_id, behaviour=self.behaviour, model=self.model.spec, game=getattr(game, "name", type(game).__name__),
+            game_fingerprint=game_fingerprint, generation=generation, seed=self.seed, temperature=temperature,
+            trials=[typing.cast(runlog.Trial, r.to_json()) for r in records], strategy=strategy,
+        )  # fmt: skip
+        item = runlog.ItemLog(self.item.nodeid, self.behaviour, self.model.spec, {"generation": "actions", **self.variant})
+        self.collector.play(item, play)
+
+    def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> tuple[list[TrialRecord], TrialRecord]:
+        contract = game.strategy()  # type: ignore[attr-defined]  # a game that plays in strategy mode has one
+        kind = self.reference_kind
+        if kind is not None and kind not in contract.references:
+            why = {
+                "human": "people's choices are data, not code; no human strategies exist",
+                **dict.fromkeys(SHORTCUTS, "it answers an answer form, and a strategy request has none: it writes no code"),
+            }.get(kind, "it writes no strategy")
+            pytest.skip(f"{self.model.spec}: {why}")
+        asked = self._play_recorded(StrategyRequest(contract), 1, temperature, paths)[0]  # type: ignore[arg-type]  # a game of one request
+        if asked.outcome["valid"]:
+            try:
+                # The cell is in the seed, so a strategy that draws does not replay one cell's draws in every cell.
+                seed = cell_seed(self.seed, fingerprint(game.fingerprint()), temperature) % 2**32
+                self.strategy = run_strategy(game, contract, asked.outcome["code"], trials, seed=seed)
+            except SandboxUnavailable as error:
+                pytest.skip(f"strategy not run: {error}")
+        else:
+            self.strategy = no_strategy(asked.outcome["reason"], trials)
+        if self.strategy.failure is not None:
+            self.invalid_reasons[self.strategy.failure.kind] = trials
+        return self.strategy.records, asked
+
+    def _play_recorded(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> list[TrialRecord]:
+        played_as = fingerprint(self.model.spec, game.fingerprint(), self.seed, temperature)
+        # A replay is a pure function of the cassette and the game, and a reference agent's play of the
+        # game (each reply is seeded by its request): the same key, the same records. A criterion over
+        # a family of cells plays every cell of the family, each once a process.
+        if not self.model.uses_http:
+            replay_key = ("reference", played_as, trials)
+        elif self.settings.record == "none":
+            replay_key = (str(paths.cassette), played_as, trials)
+        else:
+            replay_key = None
+        if replay_key in self.replayed:
+            if self.model.uses_http:
+                self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
+            records = list(self.replayed[replay_key])
+        else:
+            records = self._play_journaled(game, trials, temperature, paths, played_as)
+            if replay_key is not None:
+                self.replayed[replay_key] = list(records)
+        for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
+            for answered in record.rounds:
+                if not answered.valid:
+                    kind = answered.reason.split(":", 1)[0] or "invalid"
+                    self.invalid_reasons[kind] = self.invalid_reasons.get(kind, 0) + 1
+        return records
+
+    def _play_journaled(self, game: Game, trials: int, temperature: float, paths: ItemPaths, played_as: str) -> list[TrialRecord]:
+        journal: Journal | None = None
+        records: list[TrialRecord] = []
+        started = last_report = time.monotonic()
+        complete = False
+        failure = None
+        try:
+            # Replay only asks no one, so it has nothing to journal; a journal a live run left stays
+            # for the next live run, which puts its exchanges into the cassette.
+            if self.settings.record != "none":
+                journal = Journal(paths.journal, played_as, self._waiting_for(paths.journal))
+            with self._recording(paths) as tape:
+                rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
+                for trial in rebuilt:  # answered before a crash: into the cassette
+                    assert journal is not None
+                    cassettes.restore(tape, journal.finished[trial].exchanges)
+                start = len(tape.data) if tape is not None else 0
+                played: list[TrialRecord] = []
+
+                def finished(record: TrialRecord) -> None:
+                    nonlocal last_report
+                    if journal is not None:
+                        seeds = {r.seed for r in record.rounds}
+                        journal.write(record, cassettes.exchanges_of(tape, seeds, start) if tape is not None else [])
+                    played.append(record)
+                    if time.monotonic() - last_report >= PROGRESS_EVERY_S:
+                        last_report = time.monotonic()
+                        invalid = sum(not r.valid for r in played)
+                        self._progress(
+                            f"{self.item.name}: {len(rebuilt) + len(played)}/{trials} trials, {invalid} invalid, "
+                            f"{last_report - started:.0f} s"
+                        )
+
+                fresh = play_trials(
+                    game, cassettes.replayer(self.model, tape), [t for t in range(trials) if t not in rebuilt], seed=self.seed,
+                    temperature=temperature, concurrency=self.concurrency, finished=finished,
+                )  # fmt: skip
+                by_trial = {r.trial: r for r in fresh} | {t: record for t, record in rebuilt.items() if t < trials}
+                records = [by_trial[t] for t in range(trials)]
+                if tape is not None and self.concurrency > 1:
+                    cassettes.in_trial_order(tape, [r.seed for record in fresh for r in record.rounds], start)
+            complete = True
+        except GaamasError as error:
+            failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
+            if isinstance(error, ModelUnavailable):
+                self.unavailable[self.model.spec] = failure  # the model's other items are skipped with it
+        finally:
+            if journal is not None:
+                journal.close(complete=complete)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)  # outside the handler: no "during handling" chain under xdist
+        return records
+
+    def _rebuilt_from_journal(self, game: Game, journal: Journal, tape, temperature: float) -> dict[int, TrialRecord]:
+        """The trials the journal holds, each played again through the game from the exchanges
+        recorded with it, and from nothing else: what a line says of its trial is never read. A trial
+        whose exchanges do not carry it to its end is left out, to be played again, and so is every
+        trial of an agent without a server (``tape`` None), which recorded no exchange."""
+        rebuilt = {}
+        for trial, entry in journal.finished.items() if tape is not None else ():
+            try:
+                with cassettes.replaying(entry.exchanges):
+                    rebuilt[trial] = play_trial(game, self.model, trial, seed=self.seed, temperature=temperature)
+            except Exception:  # whatever a journal's exchanges make the model or the game raise
+                continue
+        journal.keep(rebuilt)
+        return rebuilt
+
+    @contextlib.contextmanager
+    def _recording(self, paths: ItemPaths) -> Iterator[Any]:
+        """The item's cassette (None for agents without a server), written when the block ends."""
+        if not self.model.uses_http:
+            yield None
+            return
+        mode = self.settings.record
+        if mode == "all" and paths.shared:
+            mode = "once"  # re-recording a shared cell is its own item's job; a criterion over cells replays it
+        if mode == "none" and not paths.cassette.exists():
+            raise MissingCassette(
+                f"replay only, and there is no cassette {paths.cassette} for {self.item.name}: "
+                "record it with --gaamas-record=once"
+            )
+        check_unchanged(paths.model_meta, self.model, self.settings.record)
+        self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
+        # One writer a cassette, from before it is read until it is written: items sharing it, and runs
+        # of one item, record in turn, and each finds and replays what the one before it paid for.
+        # Replay only writes nothing, and waits for no one.
+        writer = contextlib.nullcontext()
+        if mode != "none":
+            writer = cassettes.one_writer(paths.cassette, self._waiting_for(paths.cassette))
+        with writer, cassettes.cassette(paths.cassette, mode, replace_recorded=self.settings.replace_recorded) as tape:
+            before = len(tape.data)
+            yield tape
+            recorded = len(tape.data) - before if mode != "all" else len(tape.data)
+        if recorded:
+            self.item.user_properties.append((RECORDED_PROPERTY, json.dumps([self.model.spec, recorded])))
+            write_model_meta(paths.model_meta, self.model)
+
+    def _waiting_for(self, path: Path) -> Callable[[], None]:
+        """What to say when another process is writing ``path`` and this item waits for it."""
+        return lambda: self._progress(f"{self.item.name}: waits while another item or run writes {path}")
+
+    @property
+    def reference_kind(self) -> str | None:
+        """``human`` for ``reference:human``; None for a model."""
+        return self.model.spec.removeprefix("reference:") if self.model.spec.startswith("reference:") else None
+
+    @property
+    def concurrency(self) -> int:
+        """Trials played at once: --gaamas-concurrency, else what the model's server is good for."""
+        return self.settings.concurrency or self.model.default_concurrency
+
+
+def item_paths(settings: Settings, model: Model, item: pytest.Item, behaviour: str, naming: Mapping[str, Any], *,
+               recorded_as: str | None, variant: Mapping[str, Any] | None, compressed: bool) -> ItemPaths:  # fmt: skip
+    """Where this item's exchanges are recorded and its trials journaled. ``recorded_as`` (a test
+    function of this behaviour) and ``variant`` name another item whose cassette to share: the
+    same game, seed and temperature make the same requests, so a criterion that spans several
+    cells replays them instead of asking the model again. The journal stays this item's own.
+    ``compressed``: the cassette is gzip-compressed YAML, ``<item>.yaml.gz`` (``zcat`` shows it).
+    ``naming``: the parameters whose values name this item's own files, in order (all of them by
+    default), so that a parameter added later can leave the recordings made before it where they
+    are: ``variant`` then names the other item's the same way."""
+    def name(stem: str, values: Iterable[Any]) -> str:
+        variant_part = "-".join(slug(str(v)) for v in values)
+        return f"{stem}-{variant_part}" if variant_part else stem
+
+    own_stem = item.originalname if hasattr(item, "originalname") else item.name
+    own = name(own_stem, naming.values())
+    recorded = name(recorded_as or own_stem, (naming if variant is None else variant).values())
+    model_dir = model.directory + settings.cassette_suffix
+    journal = own if recorded == own else f"{own}--{recorded}"
+    return ItemPaths(
+        cassette=settings.cassette_dir / model_dir / behaviour / f"{recorded}.yaml{'.gz' if compressed else ''}",
+        journal=settings.journal_dir / model_dir / behaviour / journal,
+        model_meta=settings.cassette_dir / model.directory / "model.json",
+        shared=recorded != own,
+    )

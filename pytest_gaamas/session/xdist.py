@@ -1,0 +1,56 @@
+"""What crosses xdist: the request cap's counter file, handed to each worker, and each worker's
+collector, sent once as it finishes and merged on the controller (as syrupy sends its snapshots)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..runlog import Collector
+from ..usage import RequestBudget
+
+#: The key of a worker's results in xdist's ``workeroutput``.
+WORKER_OUTPUT = "gaamas"
+#: The key of the request cap's counter file in xdist's ``workerinput``.
+REQUEST_COUNTER = "gaamas_request_counter"
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def request_budget(config: pytest.Config, cap: int | None) -> RequestBudget | None:
+    """The cap's counter: a file the controller makes and hands to each xdist worker."""
+    if cap is None:
+        return None
+    if is_worker(config):
+        return RequestBudget(cap, Path(config.workerinput[REQUEST_COUNTER]))  # type: ignore[attr-defined]
+    handle, name = tempfile.mkstemp(prefix="gaamas-requests-")
+    os.close(handle)
+    return RequestBudget(cap, Path(name))
+
+
+def hand_budget(node: Any, budget: RequestBudget | None) -> None:
+    """The controller tells a starting worker where the cap's counter is."""
+    if budget is not None:
+        node.workerinput[REQUEST_COUNTER] = str(budget.path)
+
+
+def send(config: pytest.Config, collected: Collector, *, plays: bool) -> None:
+    """A worker's results, once, as it finishes; without the games played where no run log keeps them."""
+    config.workeroutput[WORKER_OUTPUT] = json.dumps(collected.to_json(plays=plays))  # type: ignore[attr-defined]
+
+
+def receive(node: Any, error: object, collected: Collector) -> str | None:
+    """A finished worker's results merged into ``collected``; what to say where it crashed without any."""
+    sent = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+    if sent is not None:
+        collected.merge(json.loads(sent))
+    elif error:
+        return f"worker {getattr(node, 'gateway', node).id} crashed ({str(error)[:200]}): the scores of its items are not in the tables"
+    return None
