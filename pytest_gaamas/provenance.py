@@ -33,10 +33,12 @@ class RunSettings(Protocol):
     def temperature(self) -> float | None: ...
     @property
     def cassette_dir(self) -> Path: ...
+    def model_meta(self, directory: str) -> Path: ...
 
 
-def _recorded(cassette_dir: Path, model: Model) -> dict[str, Any]:
-    meta, unreadable = recorded_model(cassette_dir / model.directory / "model.json")
+def _recorded(settings: RunSettings, model: Model) -> dict[str, Any]:
+    """What the model's cassettes say it was recorded with: the run's own, or the shipped suite's."""
+    meta, unreadable = recorded_model(settings.model_meta(model.directory))
     if unreadable:  # said when the session began; the run log is written all the same
         return {"recorded_digest": None, "recorded_with": None, "recorded_unreadable": unreadable}
     return {"recorded_digest": meta.get("digest"), "recorded_with": meta.get("recorded_with")} if meta else {}
@@ -54,7 +56,7 @@ def run_provenance(settings: RunSettings, models: Mapping[str, Model], usage: Ma
         # A replay-only run contacts no server, not even to ask for a digest.
         about = model.provenance() if live or not model.uses_http else {"model": spec, "digest": None}
         used = usage.get(spec)
-        recorded = _recorded(settings.cassette_dir, model) if model.uses_http else {}
+        recorded = _recorded(settings, model) if model.uses_http else {}
         described.append({**about, **recorded, **({"usage": used.to_json()} if used else {})})
     return {
         "plugin": f"pytest-gaamas {__version__}",

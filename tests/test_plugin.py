@@ -265,6 +265,10 @@ def test_the_run_says_before_it_plays_whether_requests_may_go_live(behaviour_pro
     )
     assert "gaamas: embedded:smollm2: 0 cassettes in" in said(once) and "anything not recorded there is asked live" in said(once)
     assert "gaamas: reference:random" not in said(once)
+    assert "WARNING:" in said(once) and "does not exist: every request of embedded:smollm2 will be sent live" in said(once)
+    (behaviour_project.path / "cassettes" / "embedded-smollm2").mkdir(parents=True, exist_ok=True)
+    known = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=once", "--collect-only")
+    assert "0 cassettes in" in said(known) and "WARNING:" not in said(known)  # a folder that exists is no mistyped one
     replay = behaviour_project.runpytest_subprocess("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-trials=1")
     assert said(replay).index("replay only: a request no cassette holds fails") < said(replay).index("there is no cassette")
 

@@ -23,7 +23,7 @@ from typing import Any
 from .. import answers
 from ..counterbalance import factors, rotated
 from ..play import Decision, Trial
-from ..sandbox import StrategyFailure
+from ..strategy import StrategyFailure
 from ..strategy import Contract, expect
 
 ROUNDS = 10

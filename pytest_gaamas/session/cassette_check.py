@@ -33,7 +33,10 @@ def answer_sources(settings: Settings, models: Mapping[str, Model]) -> list[str]
             how = ("anything not recorded there is asked live from the model and recorded "
                    "(--gaamas-record=once; --gaamas-record=none replays only)")  # fmt: skip
         lines.append(f"gaamas: {spec}: {held} cassettes in {folder}; {how}")
-        unreadable = recorded_model(settings.cassette_dir / model.directory / "model.json")[1]
+        if settings.record != "none" and not folder.exists():  # a mistyped folder would record, and pay, everything afresh
+            lines.append(f"gaamas: WARNING: {folder} does not exist: every request of {spec} will be sent live and recorded "
+                         "into a new folder; check --gaamas-cassette-dir, or give --gaamas-record=none to replay only")  # fmt: skip
+        unreadable = recorded_model(settings.model_meta(model.directory))[1]
         lines += [f"gaamas: {unreadable}"] if unreadable else []
     return lines
 

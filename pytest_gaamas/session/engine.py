@@ -217,7 +217,7 @@ class Session:
     def null_rates(self) -> dict[str, Any]:
         """What agents that never read the game earn in this run's tables (the shipped figures), each
         marked stale where the behaviour file this run played has changed since they were measured."""
-        files = {Path(self.config.rootpath) / s.test_id.split("::")[0] for s in self.collected.scores}
+        files = {self.settings.behaviour_file(Path(self.config.rootpath), s.test_id) for s in self.collected.scores}
         digests = null_runs.behaviour_digests(path for path in files if path.is_file())
         return null_runs.for_tables({s.table for s in self.collected.scores}, digests)
 
