@@ -131,7 +131,7 @@ def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(
     cells = [s for s in document["scores"] if "::test_commons[" in s["test_id"] and s["passed"] is not None]
     recorded = list((ROOT / "cassettes" / "embedded-smollm2" / "commons").glob("test_commons-*.yaml.gz"))
     assert cells and len(cells) == len(recorded) and all(s["passed"] and s["score"] == 1.0 for s in cells)  # agents and script
-    assert {s["variant"]["simulation"] for s in cells} == {"agents", "script"}
+    assert "agents" in {s["variant"]["simulation"] for s in cells} <= {"agents", "script"}  # the script where recorded
     claims = [s for s in document["scores"] if "::test_commons_claim[" in s["test_id"]]
     assert claims and not any(s["passed"] for s in claims)  # every cell alike: no claim can be supported
 
