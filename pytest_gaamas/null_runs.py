@@ -116,7 +116,7 @@ class NullRates:
             "agents": list(self.agents),
             "seeds": list(self.seeds),
             "behaviours": dict(self.behaviours),
-            "met_in_runs": {agent: runs for agent, runs in sorted(self.met_in_runs.items())},
+            "met_in_runs": dict(sorted(self.met_in_runs.items())),
             "tables": {
                 title: {
                     "behaviour": self.table_behaviour.get(title),

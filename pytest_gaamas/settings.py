@@ -9,6 +9,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -30,7 +31,7 @@ MAX_SEED = 2**32 - 1
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("gaamas", "behavioural economics of LLM agents (pytest-gaamas)")
 
-    def option(name: str, ini_type: str | None, help: str, **kwargs) -> None:
+    def option(name: str, ini_type: Literal["string", "linelist", "bool"], help: str, **kwargs) -> None:
         group.addoption(f"--gaamas-{name}", dest=f"gaamas_{name.replace('-', '_')}", help=help, **kwargs)
         parser.addini(f"gaamas_{name.replace('-', '_')}", help, type=ini_type)
 
@@ -422,11 +423,12 @@ def unread_thresholds(thresholds: dict[str, float], names: dict[str, dict[str, s
     unread = []
     for key in thresholds:
         behaviour, dot, name = key.rpartition(".")
+        its_names = names.get(behaviour)
         if dot and behaviour not in names:
             unread.append(f"no behaviour {behaviour!r} in this run (behaviours: {', '.join(sorted(names))})")
-        elif dot and names[behaviour] is not None and name not in names[behaviour]:
-            unread.append(f"{behaviour} reads no threshold {name!r} (it reads: {', '.join(sorted(names[behaviour])) or 'none'})")
-        elif not dot and all(read is not None for read in names.values()) and not any(key in read for read in names.values()):
+        elif dot and its_names is not None and name not in its_names:
+            unread.append(f"{behaviour} reads no threshold {name!r} (it reads: {', '.join(sorted(its_names)) or 'none'})")
+        elif not dot and all(read is not None for read in names.values()) and not any(key in read for read in names.values() if read is not None):
             unread.append(f"no behaviour of this run reads a threshold {key!r}")
     return "; ".join(unread) or None
 

@@ -315,15 +315,15 @@ def _judge(
     size = 1 if family is None else family.size
     confidence, interval = _at_table_level(estimate, size * ALPHA / alpha)
     met, missed = shown(interval)
-    tested = None
+    shown_at_chance = None
     if met:
         verdict = MET
     elif chance is not None and (tested := _chance_interval(estimate, chance, chance_margin))[0]:
         verdict = AT_CHANCE
+        shown_at_chance = (chance, *tested[1:])
     else:
         verdict = MISSED if missed else INCONCLUSIVE
     if family is not None:
-        shown_at_chance = (chance, *tested[1:]) if verdict is AT_CHANCE else None
         family.judged.append(Judgement(estimate, interval, confidence, size, verdict, shown_at_chance))
     return verdict
 

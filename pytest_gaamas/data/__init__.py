@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
+from typing import IO
 
 import numpy as np
 
@@ -34,6 +35,18 @@ class PortfolioSubject:
         return 1.0 / self.intercepts
 
 
+def _open_csv(name: str) -> IO[str]:
+    """A shipped CSV file, open as text with its line endings left to the csv module."""
+    # Traversable.open passes its keywords on to io.TextIOWrapper, as pathlib.Path.open does; the
+    # typeshed stub names only encoding and errors.
+    return (resources.files(__package__) / name).open(newline="")  # type: ignore[call-overload]
+
+
+def _budgets(row: Mapping[str, str], name: str) -> list[float]:
+    """One column per budget of a subject's row, ``name_01`` to ``name_25``, in budget order."""
+    return [float(row[f"{name}_{t:02d}"]) for t in range(1, BUDGETS_PER_SUBJECT + 1)]
+
+
 @lru_cache(maxsize=1)
 def ckms2014_subjects() -> tuple[PortfolioSubject, ...]:
     """All 1,182 subjects, in file order.
@@ -44,18 +57,14 @@ def ckms2014_subjects() -> tuple[PortfolioSubject, ...]:
     way, by 0.06% (rounding to one decimal), and the CCEI recomputed from them matches the authors'
     column (tests/test_human_data.py). The numbers themselves are used unchanged.
     """
-    path = resources.files(__package__) / "ckms2014_portfolio_choices.csv"
     subjects = []
-    with path.open(newline="") as handle:
+    with _open_csv("ckms2014_portfolio_choices.csv") as handle:
         for row in csv.DictReader(handle):
-            def block(name: str) -> list[float]:
-                return [float(row[f"{name}_{t:02d}"]) for t in range(1, BUDGETS_PER_SUBJECT + 1)]
-
             subjects.append(
                 PortfolioSubject(
                     subject=row["subject"],
-                    intercepts=np.column_stack([block("x_choice"), block("y_choice")]),
-                    choices=np.column_stack([block("x_intercept"), block("y_intercept")]),
+                    intercepts=np.column_stack([_budgets(row, "x_choice"), _budgets(row, "y_choice")]),
+                    choices=np.column_stack([_budgets(row, "x_intercept"), _budgets(row, "y_intercept")]),
                     authors_ccei=float(row["authors_ccei"]),
                 )
             )
@@ -65,8 +74,7 @@ def ckms2014_subjects() -> tuple[PortfolioSubject, ...]:
 @lru_cache(maxsize=1)
 def moblab_dictator_gifts() -> tuple[float, ...]:
     """What each MobLab dictator gave, of $100, in a first-round one-shot game (Total 100, Round 1)."""
-    path = resources.files(__package__) / "moblab_dictator.csv"
-    with path.open(newline="") as handle:
+    with _open_csv("moblab_dictator.csv") as handle:
         return tuple(
             float(row["move"])
             for row in csv.DictReader(handle)
@@ -87,8 +95,7 @@ class UltimatumStrategy:
 def moblab_ultimatum_strategies() -> tuple[UltimatumStrategy, ...]:
     """First-round ultimatum strategies of $100 games. A choice of -1 marks a player who made none
     (249 offers, 303 thresholds): such players are left out."""
-    path = resources.files(__package__) / "moblab_ultimatum_strategy.csv"
-    with path.open(newline="") as handle:
+    with _open_csv("moblab_ultimatum_strategy.csv") as handle:
         return tuple(
             UltimatumStrategy(float(row["propose"]), float(row["accept"]))
             for row in csv.DictReader(handle)

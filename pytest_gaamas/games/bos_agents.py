@@ -230,12 +230,13 @@ def score_round(r: int, replies: Mapping[str, tuple[str, str] | None], why: Mapp
     """Each player's entry and the pair's record of round ``r`` (from 0), from each player's
     (prediction, move), None where its answer was unusable (``why`` says why): the same scoring for
     agents and script."""
-    moves = {p: replies[p][1] if replies[p] is not None else None for p in PLAYERS}
+    moves = {p: reply[1] if (reply := replies[p]) is not None else None for p in PLAYERS}
     entries = {}
     for player in PLAYERS:
-        entry: dict[str, Any] = {"round": r + 1, "valid": replies[player] is not None, "points": points(player, moves)}
-        if replies[player] is not None:
-            prediction = replies[player][0]
+        reply = replies[player]
+        entry: dict[str, Any] = {"round": r + 1, "valid": reply is not None, "points": points(player, moves)}
+        if reply is not None:
+            prediction = reply[0]
             entry.update(prediction=prediction, move=moves[player], correct=prediction == moves[other(player)])
         else:
             entry.update(correct=False, reason=why[player])
@@ -264,7 +265,7 @@ def read_script(obj: dict[str, Any]) -> dict[str, list]:
     answers.field(obj, "rounds")
     rounds = []
     for turn in each("rounds"):
-        read = {}
+        read: dict[str, tuple[bool, tuple[str, str] | str]] = {}
         for player in PLAYERS:
             try:
                 if not isinstance(turn, dict) or not isinstance(turn.get(player), dict):
@@ -315,12 +316,13 @@ class AgentCoordinationGame:
         """The two meetings in the order ``player`` sees them in trial ``trial``: one digit of the
         trial for Y, another for Z, crossed with the initiator's."""
         _, y_order, z_order = factors(trial, 2, 2, 2)
-        return rotated(ACTIONS, {"Y": y_order, "Z": z_order}[player])
+        first, second = rotated(ACTIONS, {"Y": y_order, "Z": z_order}[player])
+        return first, second
 
     def _play_agents(self, trial: int) -> Trial:
         listed = {p: self.listed(trial, p) for p in PLAYERS}
         conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p], self.information)}] for p in PLAYERS}
-        news = {p: "" for p in PLAYERS}
+        news = dict.fromkeys(PLAYERS, "")
 
         def ask(player: str, text: str, schema, read, situation) -> Decision:
             conversations[player].append({"role": "user", "content": news[player] + text})
@@ -440,7 +442,7 @@ class AgentCoordinationGame:
                 why = f"missing: the script wrote {len(script['rounds'])} of {self.rounds} rounds"
             else:
                 why = ""
-            turn = turn or {p: (False, why) for p in PLAYERS}
+            turn = turn or dict.fromkeys(PLAYERS, (False, why))
             scored.append(score_round(r, {p: turn[p][1] if turn[p][0] else None for p in PLAYERS},
                                       {p: "" if turn[p][0] else (why or turn[p][1]) for p in PLAYERS}))  # fmt: skip
         # Only a private payoff can leak: in the common-knowledge game both players know both.

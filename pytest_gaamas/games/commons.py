@@ -83,9 +83,9 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import answers
 from ..play import Answer, Decision, Trial
@@ -226,7 +226,7 @@ def allocate(wanted: Mapping[str, float], lake: float, rng: random.Random) -> di
     total = sum(wanted.values())
     if total <= lake:
         return dict(wanted)
-    caught = {n: 0.0 for n in wanted}
+    caught = dict.fromkeys(wanted, 0.0)
     left = {n: float(v) for n, v in wanted.items()}
     remaining = int(lake)
     while remaining > 0:
@@ -243,6 +243,22 @@ def allocate(wanted: Mapping[str, float], lake: float, rng: random.Random) -> di
 class _OmniscientScript:
     """The omniscient script's request of a round and the form it answers in (``Commons``'s part
     for ``simulation="script"``)."""
+
+    if TYPE_CHECKING:  # what the part reads of its game, ``Commons``
+        personas: str
+        modules: tuple[str, ...]
+        villagers: int
+        rounds: int
+        capacity: float
+        max_catch: float
+        need: float
+        punish_cost: float
+        punish_strength: float
+        scale: float
+
+        def listing_order(self, society: int) -> list[str]: ...
+
+        def _form(self, phase: str, options: Sequence[str]) -> tuple[dict[str, Any], Callable[[Any], Any]]: ...
 
     def _script(self, society, alive, stores, chronicle, round_number, lake, learning) -> Decision:
         """The omniscient request of a round: every villager's private side, the public record, and
@@ -306,6 +322,14 @@ class _OmniscientScript:
 class _ReferenceVillagers:
     """The reference agents' villagers and scripts (``Commons``'s part for ``reference:`` agents)."""
 
+    if TYPE_CHECKING:  # what the part reads of its game, ``Commons``
+        name: str
+        max_catch: float
+
+        def sustainable_total(self, lake: float) -> float: ...
+
+        def _phases(self) -> tuple[str, ...]: ...
+
     def reference_reply(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
         phase = situation["phase"]
         if phase == "script":
@@ -320,7 +344,7 @@ class _ReferenceVillagers:
             vote = min(options, key=lambda o: abs(float(o) - fair)) if phase == "vote" else NOBODY
             return _reply(phase, fair, f"Catch {fair:g}, my share of what the lake regrows.", vote)
         if agent == "random":
-            return _reply(phase, float(rng.randint(0, self.max_catch)), "Catch a random amount.", rng.choice(options or [NOBODY]))
+            return _reply(phase, float(rng.randint(0, int(self.max_catch))), "Catch a random amount.", rng.choice(options or [NOBODY]))
         raise ValueError(f"no reference agent {agent!r} for {self.name}")
 
     def _reference_script(self, agent: str, situation: Mapping[str, Any], rng: random.Random) -> str:
@@ -335,11 +359,11 @@ class _ReferenceVillagers:
                 cap = catch = share
                 strategy, punish = f"Catch {share:g}, an equal share of what the lake regrows.", NOBODY
             elif agent == "random":
-                cap, catch = float(rng.randint(0, self.max_catch)), float(rng.randint(0, self.max_catch))
+                cap, catch = float(rng.randint(0, int(self.max_catch))), float(rng.randint(0, int(self.max_catch)))
                 strategy, punish = "Catch a random amount.", rng.choice([*[n for n in alive if n != name], NOBODY])
             else:
                 raise ValueError(f"no reference agent {agent!r} for {self.name}")
-            fields = {"cap": {"cap": cap}, "vote": {"vote": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
+            fields: dict[str, dict[str, Any]] = {"cap": {"cap": cap}, "vote": {"vote": cap}, "catch": {"catch": catch, "strategy": strategy}, "punish": {"punish": punish}}
             written[name] = {key: value for phase in self._phases() for key, value in fields[phase].items()}
         return answers.dump(written)
 
@@ -432,10 +456,10 @@ class Commons(_OmniscientScript, _ReferenceVillagers):
         names = self.listing_order(trial)
         personas = {n: persona_of(self.personas, NAMES.index(n), trial) for n in names}
         stores = {n: float(self.start_store) for n in names}
-        strategies = {n: "" for n in names}
+        strategies = dict.fromkeys(names, "")
         alive = list(names)
         lake = float(self.capacity)
-        memory = {n: [] for n in names}  # each villager's summary of each past round, as it saw it
+        memory: dict[str, list[str]] = {n: [] for n in names}  # each villager's summary of each past round, as it saw it
         chronicle: list[str] = []  # the public record of each past round, the script's memory
         history: list[dict[str, Any]] = []
         invalid = {"cap": 0, "vote": 0, "catch": 0, "punish": 0}
@@ -449,7 +473,7 @@ class Commons(_OmniscientScript, _ReferenceVillagers):
             # (adoption's chance baseline): kept for every round after the first.
             peers = {n: self.successful_peers(n, alive, stores, strategies) for n in alive} if round_number > 1 else {}
             record["learning"] = {n: {"shown": [strategies[p] for p in peers[n]], "before": strategies[n]} for n in peers}
-            learning = {n: "" for n in alive}
+            learning = dict.fromkeys(alive, "")
             if "social learning" in self.modules:
                 learning = {n: peers_text(peers.get(n, []), strategies, last_caught) for n in alive}
             script = None
@@ -600,6 +624,7 @@ def society_outcome(game: Commons, history, stores, survived, collapse, invalid)
     leaking = sum(len(r.get("leaks", [])) for r in history)
     ratios = [sum(r["caught"].values()) / r["sustainable_total"] for r in history if r["sustainable_total"] > 0]
     agent_rounds = sum(len(r["alive"]) for r in history)
+    punished = sum(len(r["punishments"]) for r in history)
     capped = [r for r in history if r.get("cap") is not None]
     return {
         "valid": True,
@@ -608,8 +633,7 @@ def society_outcome(game: Commons, history, stores, survived, collapse, invalid)
         "collapse": collapse,
         "harvest_ratio": sum(ratios) / len(ratios) if ratios else 0.0,
         "gini": gini(list(stores.values())),
-        "punishment_rate": (sum(len(r["punishments"]) for r in history) / agent_rounds
-                            if "punishment" in game.modules and agent_rounds else None),  # fmt: skip
+        "punishment_rate": punished / agent_rounds if "punishment" in game.modules and agent_rounds else None,
         "norm_kept": sum(not r["breaches"] for r in capped) / len(capped) if capped else None,
         "invalid": invalid,
         "rounds": history,

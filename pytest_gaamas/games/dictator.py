@@ -11,6 +11,7 @@ answers and the four lossy options are listed in every order equally often.
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -267,7 +268,8 @@ class UltimatumGame(SplitByFraming, OneShotGame):
 
     def responses(self, trial: int) -> tuple[str, str]:
         """The responder's two answers, in the order trial ``trial`` lists them."""
-        return rotated(RESPONSES, factors(trial, 2)[0])
+        first, second = rotated(RESPONSES, factors(trial, 2)[0])
+        return first, second
 
     def form(self, trial: int):
         if self.role == "proposer":
@@ -489,4 +491,4 @@ def acceptance_rises(probes: list[tuple[tuple, Any]]) -> bool:
     """Whether a responder strategy, asked every offer, accepts every offer above one it accepts: what
     a threshold implies, and what a function of the offer may break (accepting $40 and rejecting $60)."""
     answers_by_offer = [accepted is True for (_, offer), accepted in sorted(probes, key=lambda probe: probe[0][1])]
-    return all(later for earlier, later in zip(answers_by_offer, answers_by_offer[1:]) if earlier)
+    return all(later for earlier, later in itertools.pairwise(answers_by_offer) if earlier)

@@ -25,7 +25,11 @@ def conversation(system: str, user: str) -> tuple[dict[str, str], ...]:
 class OneShotGame:
     name = "one-shot"
     has_human_data = False
-    schema: Mapping[str, Any] = {}
+
+    @property
+    def schema(self) -> Mapping[str, Any]:
+        """The answer's JSON schema, where it is the same in every trial (a game may set it as a class attribute)."""
+        return {}
 
     def messages(self, trial: int) -> tuple[dict[str, str], ...]:
         raise NotImplementedError

@@ -23,8 +23,7 @@ from typing import Any
 from .. import answers
 from ..counterbalance import factors, rotated
 from ..play import Decision, Trial
-from ..strategy import StrategyFailure
-from ..strategy import Contract, expect
+from ..strategy import Contract, StrategyFailure, expect
 
 ROUNDS = 10
 
@@ -45,7 +44,7 @@ def prediction_points(move: str | None, prediction: str, opponent: str) -> float
 def rps_win_draw_loss_points(move: str | None, prediction: str, opponent: str) -> float:
     if move == opponent:
         return 1.0
-    return 2.0 if BEATS[move] == opponent else 0.0
+    return 2.0 if move is not None and BEATS[move] == opponent else 0.0
 
 
 def bos_points(move: str | None, prediction: str, opponent: str) -> float:
