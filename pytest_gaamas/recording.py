@@ -58,9 +58,12 @@ class Recorder:
         self.unavailable = unavailable
         #: Where the games played go, for the run log.
         self.collector = collector
-        #: Replay only: the records of each game already replayed from a cassette in this process, so
-        #: that a criterion over cells reads them instead of replaying every exchange again.
+        #: The records of each game already replayed whole from a cassette in this process (replay only,
+        #: or a cassette that answered every request), so that a criterion over cells reads them instead
+        #: of replaying every exchange again.
         self.replayed = replayed
+        #: Exchanges the last cassette opened took live from the model.
+        self.recorded_live = 0
         #: Why answers were unusable -> how many, over every game this item played.
         self.invalid_reasons: dict[str, int] = {}
         #: The strategy and how it fared, in strategy mode.
@@ -139,7 +142,7 @@ class Recorder:
         # a family of cells plays every cell of the family, each once a process.
         if not self.model.uses_http:
             replay_key = ("reference", played_as, trials)
-        elif self.settings.record == "none":
+        elif self.settings.record in ("none", "once"):
             replay_key = (str(paths.cassette), played_as, trials)
         else:
             replay_key = None
@@ -148,8 +151,9 @@ class Recorder:
                 self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())
             records = list(self.replayed[replay_key])
         else:
+            self.recorded_live = 0
             records = self._play_journaled(game, trials, temperature, paths, played_as)
-            if replay_key is not None:
+            if replay_key is not None and not self.recorded_live:  # what went live is read from its cassette next time
                 self.replayed[replay_key] = list(records)
         for record in records:  # reasons per unusable answer; in a repeated game a trial may have several
             for answered in record.rounds:
@@ -252,6 +256,7 @@ class Recorder:
             before = len(tape.data)
             yield tape
             recorded = len(tape.data) - before if mode != "all" else len(tape.data)
+        self.recorded_live = recorded
         if recorded:
             self.item.user_properties.append((RECORDED_PROPERTY, json.dumps([self.model.spec, recorded])))
             write_model_meta(paths.model_meta, self.model)

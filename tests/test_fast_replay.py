@@ -91,3 +91,33 @@ def test_a_compressed_cassette_replays_the_same(tmp_path, fake_chat_server):
     record(plain, fake_chat_server(), ['{"x": 1}', '{"x": 2}'], asked)
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     assert replay(packed, asked, fast=True) == replay(plain, asked, fast=False)
+
+
+def test_the_default_record_mode_replays_a_cassette_that_answers_everything_as_replay_only_does(tmp_path):
+    """The main job outside CI (``--gaamas-record=once``, the default): a criterion over a family of
+    cells reads each cell once a process, as replay only does, asks nothing live and writes nothing."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "cassettes" / "embedded-smollm2", tmp_path / "cassettes" / "embedded-smollm2",
+                    ignore=shutil.ignore_patterns("commons", "ultimatum", "rational_vs_credible", "*garp*"))  # fmt: skip
+    before = {p: p.read_bytes() for p in (tmp_path / "cassettes").rglob("*") if p.is_file()}
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+
+    def run(mode: str) -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", str(root / "behaviours" / "test_agent_coordination.py"), "-k", "omniscience",
+             "-p", "no:cacheprovider", "-q", "--gaamas-model=embedded:smollm2", f"--gaamas-record={mode}",
+             f"--gaamas-cassette-dir={tmp_path / 'cassettes'}", f"--rootdir={root}"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+        return done.stdout.strip().splitlines()[-1], done.stdout
+
+    once, said = run("once")
+    assert "answered live" not in said and "does not exist" not in said
+    assert once.split(" in ")[0] == run("none")[0].split(" in ")[0] and "inconclusive" in once  # the same verdicts
+    assert {p: p.read_bytes() for p in (tmp_path / "cassettes").rglob("*") if p.is_file() and p.suffix != ".lock"} == before
