@@ -590,6 +590,10 @@ def paired_greater(first: Sequence[float], second: Sequence[float]) -> float:
     return float(np.mean(sums >= observed - 1e-12 * max(1.0, abs(observed))))  # a tie with the observed sum counts
 
 
+#: Up to this many labellings ``ordered_groups_greater`` tries them all; past it, seeded draws.
+EXACT_LABELLINGS = 50_000
+
+
 def ordered_groups_greater(groups: Sequence[Sequence[float]]) -> tuple[float, float]:
     """Whether values rise from each group to the next (the societies of a lake a quarter, one and four
     times as large): Jonckheere-Terpstra's statistic, each pair of values from an earlier and a later
@@ -616,8 +620,6 @@ def ordered_groups_greater(groups: Sequence[Sequence[float]]) -> tuple[float, fl
     p = float(np.mean(statistics >= observed - 1e-9))
     return 2 * observed / pairs - 1, p
 
-
-EXACT_LABELLINGS = 50_000
 
 
 def _labellings(sizes: Sequence[int]):

@@ -476,3 +476,27 @@ def test_an_estimate_is_computed_again_at_another_confidence_from_what_it_was_co
     assert stats.average(values).at(0.99) is None
     with pytest.raises(ValueError):
         rate.at(1.0)
+
+
+def test_ordered_groups_greater_is_jonckheere_terpstra_exact():
+    """Rising groups: the one labelling of 4,200 that orders them all; ties and a fall show nothing;
+    the p of any data is the share of all orderings of the values, counted by brute force."""
+    import itertools
+
+    from pytest_gaamas.stats import ordered_groups_greater
+
+    assert ordered_groups_greater([[2, 2, 2, 2], [8, 8, 8], [33, 33, 33]]) == (1.0, pytest.approx(1 / 4200))
+    assert ordered_groups_greater([[5] * 4, [5] * 3, [5] * 3]) == (0.0, 1.0)
+    assert ordered_groups_greater([[33, 30, 31, 40], [8, 8, 8], [2, 2, 3]]) == (-1.0, 1.0)
+    values = [3.0, 1.0, 4.0, 1.0, 5.0]  # groups of 2, 2 and 1
+
+    def statistic(order):
+        groups = [order[:2], order[2:4], order[4:]]
+        return sum((b > a) + 0.5 * (b == a) for i, g in enumerate(groups) for h in groups[i + 1:] for a in g for b in h)
+
+    observed = statistic(values)
+    orderings = list(itertools.permutations(values))
+    brute = sum(statistic(list(o)) >= observed for o in orderings) / len(orderings)
+    concordance, p = ordered_groups_greater([values[:2], values[2:4], values[4:]])
+    assert p == pytest.approx(brute) and concordance == pytest.approx(2 * observed / (2 * 2 + 2 * 1 + 2 * 1) - 1)
+    assert ordered_groups_greater([[1.0, 2.0]])[1] == 1.0  # one group: nothing to order
