@@ -434,13 +434,13 @@ READS_COLUMNS = ("lake x1/4", "lake x1", "lake x4", "concordance (-1 to 1)", "p 
 
 def first_catches(records) -> dict[float, list[float]]:
     """Per scale, each society's mean first-round catch over the villagers whose answer was readable."""
-    by_scale = {s: [] for s in SCALES}
+    catches: dict[float, list[float]] = {s: [] for s in SCALES}
     for outcome in (r.outcome for r in records):
         first = outcome["rounds"][0]
         asked = [v for name, v in first["wanted"].items() if name not in first["unreadable"]]
         if asked:
-            by_scale[outcome["scale"]].append(sum(asked) / len(asked))
-    return by_scale
+            catches[outcome["scale"]].append(sum(asked) / len(asked))
+    return catches
 
 
 def lake_test(gaamas, run):
