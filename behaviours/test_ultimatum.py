@@ -43,7 +43,9 @@ families judged at 0.05 divided by their number (pytest_gaamas.verdicts.BLIND_NU
 Fidelity (test_ultimatum_fidelity, same cells replayed): the proposer's amounts kept against
 MobLab's 5,993 proposers', the thresholds against the same 5,993 people's (pytest_gaamas.fidelity):
 faithful in person when indistinguishable from people and within $15 of them, plausible in
-aggregate when the mean is within $15. Acceptance rising with the offer is what a threshold is, so
+aggregate when the mean is within $15. A threshold drawn uniformly over the range lies $15.7 from
+people's, at the tolerance: "within $15" of the thresholds is shown at 0.05 divided by the suite's
+families (BLIND_NULLS), the proposer's at 0.05. Acceptance rising with the offer is what a threshold is, so
 it describes the thresholds and is no criterion. The accept-or-reject of $40 stays in the table as
 the aggregate acceptance rate beside people's 0.60, and is not compared person by person: one
 yes-or-no carries no person (its distribution is its rate), and a fair coin was judged faithful to

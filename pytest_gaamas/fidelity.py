@@ -24,7 +24,11 @@ be flagged so, and ``reference:human`` to be faithful at both levels.
 The tolerances ($15 of $100 for amounts and thresholds, 0.1 for a CCEI) are what 30 choices can
 show: 30 choices drawn from the people themselves are judged faithful 92-94% of the time, unfaithful
 5% (the permutation test's level, which it holds) and inconclusive the rest, where the distance's
-upper bound passes the tolerance (``measured``; docs/statistics.md has the table).
+upper bound passes the tolerance (``measured``; docs/statistics.md has the table). Where an agent
+that never reads the game lies at the tolerance (a uniform threshold, $15.7 from people's), the
+bound is taken at the suite's share of 5% instead (``HumanChoices.blind_null``), and people's own
+draws of thresholds are judged faithful 77% of the time, not 93%: the price of not calling a blind
+agent a person.
 ``reference:human``, which draws from the data, is tested to be faithful, ``reference:rational`` and
 ``reference:random`` not to be.
 
@@ -43,18 +47,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import stats
+from . import stats, verdicts
 from .data import ckms2014_subjects, moblab_dictator_gifts, moblab_ultimatum_strategies
 from .metrics import ccei
 
 TABLE = "Fidelity to humans at two levels: the model's mean, and its individual choices, against people's"
 #: The verdict column of this table says faithful, unfaithful or inconclusive in person (Score.verdict_label).
 COLUMNS = (
-    "model mean", "human mean", "difference [90% CI]", "aggregate (mean within margin)", "Wasserstein [upper 95%]",
+    "model mean", "human mean", "difference [90% CI]", "aggregate (mean within margin)", "Wasserstein [upper bound]",
     "p same as people", "two levels", "n", "invalid",
 )  # fmt: skip
 PARADOX = "FLAG: plausible in aggregate, unfaithful in person"
 ALPHA = 0.05
+#: The one fidelity whose tolerance an agent that never reads the game reaches (``verdicts.BLIND_NULLS``).
+THRESHOLD_FIDELITY = "the responder threshold's fidelity"
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,24 @@ class HumanChoices:
     source: str
     #: The largest difference of means still called equivalent, in the choice's units.
     mean_margin: float = 0.0
+    #: Where an agent that never reads the game sits at the tolerance: its family in
+    #: ``verdicts.BLIND_NULLS``, whose share of 5% across the suite "close" is shown at, so that such
+    #: an agent is judged faithful no more often than the suite allows.
+    blind_null: str | None = None
+
+    @property
+    def level(self) -> float:
+        """What "close" is shown at: the distance's upper bound is at 1 - ``level``."""
+        return ALPHA if self.blind_null is None else verdicts.blind_null(self.blind_null)
+
+    @property
+    def upper_bound_name(self) -> str:
+        return f"upper {confidence_words(1 - self.level)} bound"
+
+
+def confidence_words(confidence: float) -> str:
+    """0.95 -> "95%", 1 - 0.05 / 12 -> "99.58%"."""
+    return f"{100 * confidence:.4g}%"
 
 
 @dataclass(frozen=True)
@@ -112,7 +136,7 @@ def explain(result: Fidelity | None, humans: HumanChoices) -> str:
     unit, test = humans.unit, result.test
     return (
         f"{result.verdict} in person, {result.aggregate} in aggregate ({humans.choice}): mean {unit}{result.model_mean:.3g} against "
-        f"people's {unit}{result.human_mean:.3g}; Wasserstein {unit}{test.distance:.3g} [upper 95% {unit}{test.upper:.3g}], "
+        f"people's {unit}{result.human_mean:.3g}; Wasserstein {unit}{test.distance:.3g} [{humans.upper_bound_name} {unit}{test.upper:.3g}], "
         f"p {'< 0.001' if test.p_value < 0.001 else f'= {test.p_value:.3f}'}; faithful needs p >= {ALPHA:g} and the upper bound "
         f"<= {unit}{humans.tolerance:g}"
     )
@@ -122,7 +146,7 @@ def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | N
     """The comparison, or None when the model made no valid choice to compare."""
     if not model_values:
         return None
-    test = stats.compare_distributions(model_values, humans.values, discrete=humans.discrete)
+    test = stats.compare_distributions(model_values, humans.values, discrete=humans.discrete, confidence=1 - humans.level)
     if test.p_value < ALPHA:
         verdict = "unfaithful"
     elif test.upper <= humans.tolerance:
@@ -139,10 +163,14 @@ def compare(model_values: Sequence[float], humans: HumanChoices) -> Fidelity | N
 def criterion(humans: HumanChoices) -> str:
     return (
         f"fidelity ({humans.choice}, {len(humans.values):,} people): faithful in person when the "
-        f"{stats.distribution_test_name(humans.discrete)} keeps 'same distribution as people' at {ALPHA:g} and the upper "
-        f"95% bound of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}; plausible in aggregate when the "
+        f"{stats.distribution_test_name(humans.discrete)} keeps 'same distribution as people' at {ALPHA:g} and the "
+        f"{humans.upper_bound_name} of the Wasserstein distance is <= {humans.unit}{humans.tolerance:g}{level_words(humans)}; plausible in aggregate when the "
         f"90% interval of the difference of means lies within +-{humans.unit}{humans.mean_margin:g} (two one-sided tests)"
     )
+
+
+def level_words(humans: HumanChoices) -> str:
+    return "" if humans.blind_null is None else f" ({verdicts.blind_null_words(humans.blind_null)})"
 
 
 @lru_cache(maxsize=1)
@@ -168,6 +196,7 @@ def ultimatum_thresholds() -> HumanChoices:
     return HumanChoices(
         "ultimatum responder: smallest offer accepted", tuple(p.smallest_accepted for p in moblab_ultimatum_strategies()),
         discrete=True, tolerance=15, unit="$", mean_margin=15, source=ULTIMATUM_SOURCE,
+        blind_null=THRESHOLD_FIDELITY,
     )  # fmt: skip
 
 

@@ -103,7 +103,7 @@ def fidelity_row(result: Fidelity | None, values: Sequence[float], humans: Human
             "human mean": f"{result.human_mean:.3g}",
             "difference [90% CI]": cell(result.difference, 3 if humans.tolerance < 1 else 1),
             "aggregate (mean within margin)": f"{result.aggregate} (+-{unit}{humans.mean_margin:g})",
-            "Wasserstein [upper 95%]": f"{unit}{test.distance:.3g} [{unit}{test.upper:.3g}]",
+            "Wasserstein [upper bound]": f"{unit}{test.distance:.3g} [{unit}{test.upper:.3g}, {fidelity.confidence_words(1 - humans.level)}]",
             "p same as people": p_value_text(test.p_value),
             "two levels": result.levels,
         }
@@ -119,7 +119,7 @@ def fidelity_row(result: Fidelity | None, values: Sequence[float], humans: Human
         "cells": cells,
         "details": {
             "choices": list(values),
-            "humans": {"n": len(humans.values), "source": humans.source, "tolerance": humans.tolerance},
+            "humans": {"n": len(humans.values), "source": humans.source, "tolerance": humans.tolerance, "level": humans.level},
             **({"p_value": result.test.p_value, "test": result.test.statistic, "verdict": result.verdict,
                 "difference_of_means_90": result.difference.as_json(), "aggregate": result.aggregate,
                 "mean_margin": humans.mean_margin, "paradox": result.paradox, "levels": result.levels} if result else {}),

@@ -22,8 +22,8 @@ PEOPLE = fidelity.ultimatum_thresholds()
 TRIALS = 30
 #: How often samples of 30 were judged faithful in 1,000 (`python -m pytest_gaamas.fidelity`), as
 #: docs/statistics.md states them: the tests below draw more and must land within the binomial bound.
-PEOPLE_FAITHFUL = 0.932
-UNIFORM_FAITHFUL = 0.019
+PEOPLE_FAITHFUL = 0.770
+UNIFORM_FAITHFUL = 0.001
 
 
 def thresholds(answers) -> list[float]:
@@ -64,7 +64,7 @@ def test_no_constant_anywhere_in_the_range_and_no_number_the_prompt_names_is_jud
 @pytest.mark.parametrize(
     "name, answer, faithful_rate",
     [
-        # a uniform threshold lies $15.7 from people's, just past the tolerance: close only at the test's error rate
+        # a uniform threshold lies $15.7 from people's, just past the tolerance: close only at the suite's share of 5%
         ("uniform over the range", lambda rng: rng.randint(0, PIE), UNIFORM_FAITHFUL),
         ("a fair coin between the ends of the range", lambda rng: rng.choice((0, PIE)), 0),
         ("a 3-in-4 coin between the ends of the range", lambda rng: 0 if rng.random() < 0.75 else PIE, 0),
