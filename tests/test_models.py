@@ -1,6 +1,7 @@
 """Model specs, and the Ollama and OpenAI-compatible clients' wire formats against loopback fakes."""
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -124,6 +125,47 @@ def test_ollama_unreachable(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     with pytest.raises(ModelUnavailable, match="cannot reach Ollama at http://127.0.0.1:9.*ollama serve"):
         play_trial(PortfolioGame(sample_subjects(1, 0)), resolve("qwen3"), 0, seed=0, temperature=0.0)
+
+
+@pytest.fixture
+def silent_server():
+    """A loopback stand-in that accepts every connection, reads the request and never answers (an
+    error source, not a model): what a server busy loading a model looks like from the client."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held, stop = [], threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            connection.recv(65536)
+            held.append(connection)
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}", held
+    stop.set()
+    for connection in held:
+        connection.close()
+    listener.close()
+
+
+def test_an_ollama_server_that_never_answers_is_said_too_slow_not_unreachable_against_a_silent_loopback_stand_in(silent_server, monkeypatch):
+    """Timed out, the request is sent again as --gaamas-retries says, then the advice fits: the server
+    took the request, so "start it with ollama serve" would send the user the wrong way."""
+    url, held = silent_server
+    monkeypatch.setenv("OLLAMA_HOST", url)
+    monkeypatch.setattr("pytest_gaamas.models.ollama_server.BACKOFF_S", 0.01)
+    model = resolve("qwen3")
+    model.timeout, model.retries = 0.5, 1
+    with pytest.raises(ModelUnavailable) as raised:
+        play_trial(PortfolioGame(sample_subjects(1, 0)), model, 0, seed=0, temperature=0.0)
+    said = str(raised.value)
+    assert "sent no whole answer within 0.5 s, 2 times" in said and "--gaamas-timeout" in said, said
+    assert "ollama serve" not in said and "\n" not in said
+    assert len(held) == 2 and model.usage.retries == {"timeout": 1}
 
 
 def test_openai_compatible_request_uses_json_schema_output(fake_chat_server, monkeypatch):

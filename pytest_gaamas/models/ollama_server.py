@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import random
+import time
 from urllib.parse import urlsplit
 
 import httpx
@@ -19,6 +21,24 @@ from .http_errors import is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 MAX_DIGEST_CHARS = 200
+#: The first wait before a timed-out request is sent again; it doubles each time.
+BACKOFF_S = 1.0
+
+
+def timed_out(error: BaseException | None) -> bool:
+    """Whether ``error`` is a timeout, however the client wrapped it: a server that took the request
+    and did not answer in time, which is not a server that cannot be reached."""
+    for _ in range(10):
+        if error is None:
+            return False
+        if isinstance(error, (httpx.TimeoutException, TimeoutError)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+class _TimedOut(Exception):
+    """A request that got no whole answer within --gaamas-timeout."""
 
 
 class OllamaModel(Model):
@@ -44,6 +64,22 @@ class OllamaModel(Model):
         return ollama.Client(host=self.host, timeout=self.timeout, transport=bounded_transport(httpx, self.timeout))
 
     def reply(self, request: Request) -> Reply:
+        """The answer; a request that times out is sent again as --gaamas-retries says, then the model is
+        said too slow, not unreachable."""
+        for retried in range(self.retries + 1):
+            try:
+                return self._chat(request)
+            except _TimedOut:
+                if retried < self.retries:
+                    self.usage.retried("timeout")
+                    time.sleep(BACKOFF_S * 2**retried * (1 + random.random() / 4))
+        raise ModelUnavailable(
+            f"Ollama at {self.shown_url} took the request but sent no whole answer within {self.timeout:g} s, "
+            f"{self.retries + 1} times (--gaamas-timeout): the model may still be loading, or be too slow for that; "
+            "raise --gaamas-timeout, or see what it is doing with `ollama ps` (what was answered is kept)"
+        )
+
+    def _chat(self, request: Request) -> Reply:
         if self.request_budget is not None:
             self.request_budget.take()
         try:
@@ -70,6 +106,8 @@ class OllamaModel(Model):
             raise ModelUnavailable(f"Ollama at {self.shown_url} answered HTTP {error.status_code}: {redact_text(str(error.error))}") from None
         except Exception as error:  # vcrpy's refusal and transport errors surface unwrapped
             raise_if_cassette_miss(error, f"POST /api/chat (model {self.name!r}, seed {request.seed})")
+            if timed_out(error):
+                raise _TimedOut() from None
             if too_large(error) is not None:
                 raise ModelUnavailable(
                     f"the answer from Ollama at {self.shown_url} is {too_large(error)}, far past any chat answer: "
