@@ -1,6 +1,7 @@
 """``python -m pytest_gaamas report RUN -o report.html``: the report of a run saved earlier.
 ``python -m pytest_gaamas null-rates [FILES] [--update]``: the "met" verdicts agents that never read the game earn, per table.
-``python -m pytest_gaamas thresholds [PATHS]``: the thresholds each behaviour reads, for --gaamas-threshold."""
+``python -m pytest_gaamas thresholds [PATHS]``: the thresholds each behaviour reads, for --gaamas-threshold.
+``python -m pytest_gaamas options-table``: the table of options in docs/options.md, from what --help says."""
 
 from __future__ import annotations
 
@@ -49,7 +50,15 @@ def main(argv: list[str] | None = None) -> int:
         description="The thresholds each behaviour file reads (gaamas.threshold), with their defaults as written.",
     )  # fmt: skip
     listing.add_argument("files", nargs="*", default=["behaviours"], metavar="PATH", help="behaviour files or folders (default: behaviours)")
+    table = commands.add_parser(
+        "options-table", help="print the Markdown table of the --gaamas options that docs/options.md holds",
+        description="The table of every --gaamas option, from the definitions --help reads (pytest_gaamas/settings.py); "
+        "docs/options.md holds it between its options-table markers.",
+    )  # fmt: skip
+    table.add_argument("--update", type=Path, metavar="PATH", help="write it into PATH, between its markers, instead")
     arguments = parser.parse_args(argv)
+    if arguments.command == "options-table":
+        return _options_table(arguments.update)
     if arguments.command == "null-rates":
         return _null_rates(arguments)
     if arguments.command == "thresholds":
@@ -68,6 +77,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     size = arguments.output.stat().st_size
     print(terminal(f"gaamas: wrote {arguments.output} ({size / 1e6:.1f} MB) from {path} in {time.perf_counter() - started:.1f} s"))
+    return 0
+
+
+def _options_table(update: Path | None) -> int:
+    from .settings import options_table, with_options_table
+
+    if update is None:
+        print(options_table(), end="")
+        return 0
+    try:
+        write_atomically(update, with_options_table(update.read_text(encoding="utf-8")), what="document")
+    except (OSError, ValueError, GaamasError) as error:
+        print(terminal(f"gaamas: options-table --update {update}: {error}"), file=sys.stderr)
+        return 2
+    print(terminal(f"gaamas: wrote the options table into {update}"))
     return 0
 
 

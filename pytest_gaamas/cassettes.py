@@ -12,8 +12,12 @@ What keeps recordings safe:
   renamed over the old one, so a run killed while writing leaves the old cassette as it was;
 - a cassette has one writer at a time (``one_writer``, a lock beside it from before it is read until
   it is written): two items sharing it under xdist, or two runs of one item, record in turn, and the
-  second replays what the first paid for; and a cassette saved by ``once`` keeps every exchange the
-  file on disk holds that the save lacks, so that no writer ever leaves fewer than it found;
+  second replays what the first paid for; and a cassette saved by ``once`` or ``new_episodes`` keeps
+  every exchange the file on disk holds that the save lacks, so that no writer ever leaves fewer than
+  it found;
+- ``--gaamas-record=once`` writes a cassette only where there was none, and only whole: a run that
+  ends by an error leaves the finished trials in the journal and no cassette, so the next run does
+  not meet a cassette lacking requests; a cassette that exists is only replayed;
 - ``--gaamas-record=all`` records afresh into memory and, at the end, refuses to replace a cassette
   whose recorded requests the new recording lacks (fewer trials, changed prompts) unless the run
   says ``--gaamas-replace-recorded``; nothing is replaced then, and the new answers stay in the
@@ -63,12 +67,16 @@ from . import safejson, safeyaml
 from .errors import GaamasError, UnreadableFile, UnwritableOutput
 from .redact import has_known_secrets, redact_url, scrub_known
 
-#: --gaamas-record values, and the vcrpy modes that implement them.
+#: --gaamas-record values, named and behaving as vcrpy's (and pytest-recording's), and the vcrpy
+#: modes that implement them, in the order --help lists them.
 RECORD_MODES = {
     "none": RecordMode.NONE,  # replay only; a request no cassette holds is an error
-    "once": RecordMode.NEW_EPISODES,  # replay what is recorded, record what is missing
+    "once": RecordMode.ONCE,  # record a cassette that does not exist yet; an existing one replays only
+    "new_episodes": RecordMode.NEW_EPISODES,  # replay what is recorded, record what is missing
     "all": RecordMode.ALL,  # record everything afresh
 }
+#: The modes that record what no cassette holds yet (``all`` records everything, whatever is held).
+ADDING_MODES = ("once", "new_episodes")
 KEPT_HEADERS = frozenset({"content-type"})
 MATCHER = "gaamas_json_request"
 RESTORE_HINT = "restore it with `git checkout -- {path}`, or record it again with --gaamas-record=all"
@@ -136,7 +144,8 @@ def _scrub_response(response: dict) -> dict | None:
 class SafePersister:
     """vcrpy's file persister, made total on reading and atomic on writing. One per cassette: in
     ``all`` mode it hides the old cassette from vcrpy (nothing old is served or merged) and guards
-    it at saving time."""
+    it at saving time; in ``once`` mode it writes nothing over a cassette it read, nor a cassette
+    whose block ended by an error (``unfinished``)."""
 
     def __init__(self, record_mode: str, replace_recorded: bool):
         self.record_mode = record_mode
@@ -146,6 +155,8 @@ class SafePersister:
         self.error: GaamasError | None = None
         #: What the cassette holds, put on the tape by ``put_on`` rather than by vcrpy.
         self.loaded: tuple | None = None
+        #: The block recording the cassette ended by an error.
+        self.unfinished = False
 
     def load_cassette(self, cassette_path, serializer):
         if self.record_mode == "all":
@@ -176,11 +187,13 @@ class SafePersister:
     def save_cassette(self, cassette_path, cassette_dict, serializer):
         if self.record_mode == "none":
             return  # replay only writes nothing, whatever reached the tape
+        if self.record_mode == "once" and (self.loaded is not None or self.unfinished):
+            return  # once records a cassette that was not there, whole; the journal keeps what an error cut short
         path = Path(cassette_path)
         try:
             if self.record_mode == "all" and not self.replace_recorded and path.is_file():
                 self._refuse_if_dropping(path, cassette_dict)
-            if self.record_mode == "once":
+            if self.record_mode in ADDING_MODES:
                 cassette_dict = self._with_exchanges_on_disk(path, cassette_dict)
             text = serialize(cassette_dict, serializer)
             write_atomically(path, gzip.compress(text.encode("utf-8"), mtime=0) if is_compressed(path) else text, what="cassette")
@@ -474,7 +487,8 @@ def _recorder(persister, record_mode: str) -> vcr.VCR:
 @contextlib.contextmanager
 def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) -> Iterator:
     """Record or replay every HTTP exchange inside the block, per ``record_mode``. The cassette is
-    written when the block ends, also when it ends by an error: what was answered is kept."""
+    written when the block ends, also when it ends by an error: what was answered is kept (by
+    ``once``, in the journal only: it writes a cassette whole or not at all)."""
     if record_mode not in RECORD_MODES:
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
@@ -482,7 +496,11 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
         persister.put_on(tape)
         tape._gaamas_index = RequestIndex(tape)
         tape._gaamas_index.install()
-        yield tape
+        try:
+            yield tape
+        except BaseException:
+            persister.unfinished = True
+            raise
     if persister.error is not None:
         raise persister.error
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, safejson
-from .cassettes import write_atomically
+from .cassettes import ADDING_MODES, write_atomically
 from .errors import ModelChanged, UnreadableFile
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def recorded_model(path: Path) -> tuple[dict[str, Any], str | None]:
 
 def check_unchanged(meta_path: Path, model: Model, record: str) -> None:
     """Refuse to mix answers of two different models under one name in one cassette set."""
-    if record != "once" or not meta_path.exists():
+    if record not in ADDING_MODES or not meta_path.exists():
         return
     recorded = read_model_meta(meta_path).get("digest")
     current = model.digest()
@@ -63,5 +63,5 @@ def write_model_meta(meta_path: Path, model: Model) -> None:
     """What the cassettes beside ``meta_path`` were recorded from, written where it changed."""
     meta = {**model.provenance(), "recorded_with": f"pytest-gaamas {__version__}"}
     if recorded_model(meta_path) == (meta, None):
-        return  # a damaged one is replaced: `once` refused it before recording, `all` records afresh
+        return  # a damaged one is replaced: `once` and `new_episodes` refused it before recording, `all` records afresh
     write_atomically(meta_path, json.dumps(meta, indent=2, sort_keys=True) + "\n", what="model description")

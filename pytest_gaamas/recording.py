@@ -142,7 +142,7 @@ class Recorder:
         # a family of cells plays every cell of the family, each once a process.
         if not self.model.uses_http:
             replay_key = ("reference", played_as, trials)
-        elif self.settings.record in ("none", "once"):
+        elif self.settings.record != "all":
             replay_key = (str(paths.cassette), played_as, trials)
         else:
             replay_key = None
@@ -169,9 +169,10 @@ class Recorder:
         complete = False
         failure = None
         try:
-            # Replay only asks no one, so it has nothing to journal; a journal a live run left stays
-            # for the next live run, which puts its exchanges into the cassette.
-            if self.settings.record != "none":
+            # Replay only asks no one, so it has nothing to journal, nor has `once` where the cassette
+            # exists (it only replays it); a journal a live run left stays for the next run that
+            # records, which puts its exchanges into the cassette.
+            if self.settings.record != "none" and not (self.settings.record == "once" and paths.cassette.exists()):
                 journal = Journal(paths.journal, played_as, self._waiting_for(paths.journal))
             with self._recording(paths) as tape:
                 rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
@@ -238,11 +239,11 @@ class Recorder:
             return
         mode = self.settings.record
         if mode == "all" and paths.shared:
-            mode = "once"  # re-recording a shared cell is its own item's job; a criterion over cells replays it
+            mode = "new_episodes"  # re-recording a shared cell is its own item's job; a criterion over cells replays it
         if mode == "none" and not paths.cassette.exists():
             raise MissingCassette(
                 f"replay only, and there is no cassette {paths.cassette} for {self.item.name}: "
-                "record it with --gaamas-record=once"
+                "record it with --gaamas-record=new_episodes (the default outside CI)"
             )
         check_unchanged(paths.model_meta, self.model, self.settings.record)
         self.collector.cassette(paths.cassette.relative_to(self.settings.cassette_dir).as_posix())

@@ -9,7 +9,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -28,106 +28,251 @@ MAX_TRIALS = 10_000
 MAX_SEED = 2**32 - 1
 
 
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gaamas", "behavioural economics of LLM agents (pytest-gaamas)")
+class OnceChanged(pytest.PytestDeprecationWarning):
+    """``--gaamas-record=once`` is vcrpy's once now; what it meant before is ``new_episodes``."""
 
-    def option(name: str, ini_type: Literal["string", "linelist", "bool"], help: str, **kwargs) -> None:
-        group.addoption(f"--gaamas-{name}", dest=f"gaamas_{name.replace('-', '_')}", help=help, **kwargs)
-        parser.addini(f"gaamas_{name.replace('-', '_')}", help, type=ini_type)
 
-    option(
-        "model", "linelist", action="append", default=None, metavar="SPEC",
-        help="model to test, repeatable: ollama:NAME (or a bare NAME), openai:NAME (OPENAI_BASE_URL, "
-        "OPENAI_API_KEY), embedded:smollm2, reference:rational|random|human|average|sustainable, or a blind agent "
-        "reference:first|last|constant|blind-RULE (docs/behaviours.md). Default: embedded:smollm2.",
-    )  # fmt: skip
-    option("trials", "string", "trials per test item (default: the paper's count for each experiment, e.g. 30)", type=int, metavar="N")
-    option("seed", "string", "base seed of every request and sample (default 0; cassettes are recorded at 0)", type=int, metavar="N")
-    option(
-        "temperature", "string", type=float, metavar="T",
-        help="sampling temperature for every experiment, overriding the paper's per-experiment value",
-    )  # fmt: skip
-    option(
-        "record", "string", choices=sorted(RECORD_MODES), metavar="MODE",
-        help="none = replay cassettes only, a missing one fails; once = replay what is recorded and record "
-        "what is missing; all = record everything afresh. Default: once, or none where the CI variable is set.",
-    )  # fmt: skip
-    numbers = {
-        "concurrency": "trials of an item played at once, each trial's rounds in order (default: 1 for the embedded "
-        "model, 4 for Ollama, 8 for an OpenAI-compatible server); results, journals and cassettes are those "
-        "of one trial at a time",
-        "max-tokens": "the most tokens a reply may take, thinking included (default: 256 for a decision, 512 for a "
-        "strategy, and 4,096 more for a model that thinks)",
-        "max-requests": "send at most N requests live over the whole run, all models and workers together (retries "
-        "count); past it a model's items stop in one line and the finished trials wait in the journal. "
-        "Replayed answers are free",
-        "retries": "how often a request refused for a while (HTTP 408, 409, 429, 5xx, a timeout) is sent again, "
-        "waiting as the server's Retry-After asks or 1, 2, 4, 8 s (default: 4; 0: never)",
-    }
-    for name, help in numbers.items():
-        option(name, "string", type=int, metavar="N", help=help)
-    option("timeout", "string", type=float, metavar="SECONDS",
-           help="the longest one request to a model's server may take, its answer read whole, 1 to 3,600 (default: 300); "
-           "a request past it is asked again as --gaamas-retries says, then the model is said unavailable")  # fmt: skip
-    option(
-        "think", "bool", action="store_true", default=False,
-        help="the model reasons before it answers: ask the server to think (Ollama's think) and give it room; "
-        "its thinking is kept apart from the answer, never parsed as one",
-    )  # fmt: skip
-    option(
-        "verdicts", "string", choices=VERDICT_MODES, metavar="MODE",
-        help="report (default): a behaviour whose criterion the model misses, or whose trials cannot decide it, is a "
-        "finding, shown as MISSED, AT CHANCE or INCONCLUSIVE with one line saying why, and does not fail the session; "
-        "fail: a missed or at-chance item fails (one line, no traceback); fail-inconclusive: an inconclusive one fails "
-        "too, so only a met criterion passes. Errors (a server gone, a missing cassette, a crash) fail in any mode, as do regressions "
-        "under --gaamas-compare-fail.",
-    )  # fmt: skip
-    option(
-        "tables", "string", choices=TABLE_MODES, metavar="MODE",
-        help="criteria (default): the terminal prints the tables that judge a criterion, and names the others "
-        "(rounds, companions), which the report, summary and run log hold; all: it prints every table",
-    )  # fmt: skip
-    option(
+ONCE_CHANGED = (
+    "--gaamas-record=once now means what vcrpy's once means: record a cassette only where there is none yet, and "
+    "replay one that exists, where a request it lacks fails. What once meant before (replay what is recorded, "
+    "record what is missing) is --gaamas-record=new_episodes, the default outside CI."
+)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--gaamas-NAME`` option, as ``pytest --help`` and docs/options.md both say it. ``help`` and
+    ``default`` are Markdown (code in backticks, links relative to docs/); --help reads them plain."""
+
+    name: str
+    ini_type: Literal["string", "linelist", "bool"]
+    help: str
+    metavar: str | None = None
+    #: What is used when the option is not given, said in words; None where nothing needs saying.
+    default: str | None = None
+    #: What argparse is told besides (type, choices, action).
+    arguments: dict[str, Any] = field(default_factory=dict)
+    #: The module that adds it to pytest, where it is not this one's ``add_options``.
+    added_by: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return f"--gaamas-{self.name}"
+
+    @property
+    def text(self) -> str:
+        """What the option does, then its default, in Markdown."""
+        return f"{self.help}. Default: {self.default}." if self.default else f"{self.help}."
+
+    @property
+    def plain(self) -> str:
+        """``text`` as --help says it: no backticks or bold, a link said as its page."""
+        return plain_text(self.text)
+
+
+_LINK_IN_PARENTHESES = re.compile(r"\(\[[A-Z][^\]]*\]\(([\w-]+\.md)(?:#[^)]*)?\)\)")
+_LINK = re.compile(r"\[([^\]]+)\]\(([\w-]+\.md)(?:#[^)]*)?\)")
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown as a terminal shows it: a page named in parentheses, ``([Installing](installing.md#x))``,
+    is ``(docs/installing.md)``, any other link, ``[the commons](behaviours.md#x)``, ``the commons
+    (docs/behaviours.md)``; no backticks or bold."""
+    text = _LINK_IN_PARENTHESES.sub(r"(docs/\1)", markdown)
+    text = _LINK.sub(r"\1 (docs/\2)", text)
+    return text.replace("`", "").replace("**", "")
+
+
+#: What argparse is told of an option given several times, and of a flag.
+REPEATABLE: dict[str, Any] = {"action": "append", "default": None}
+FLAG: dict[str, Any] = {"action": "store_true", "default": False}
+#: Every --gaamas option, in the order docs/options.md lists them: the one source of --help and of
+#: the docs' table (``options_table``; ``python -m pytest_gaamas options-table`` prints it).
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "model", "linelist", metavar="SPEC", default=f"`{DEFAULT_MODEL}`", arguments=REPEATABLE,
+        help="the model to test, repeatable: `ollama:NAME` or a bare `NAME` (Ollama's `name:tag` too), `openai:NAME` "
+        "(`OPENAI_BASE_URL`, `OPENAI_API_KEY`), `embedded:smollm2`, `embedded:gemma3-270m` (extra `gemma`), "
+        "`embedded:qwen2.5-coder-0.5b` (extra `qwen-coder`), a reference agent: `reference:rational`, `reference:random`, "
+        "`reference:human`, `reference:average` (people's mean choice, every time), `reference:sustainable` "
+        "([The commons](behaviours.md#the-commons-behaviourstest_commonspy)), or a blind agent: `reference:first`, "
+        "`reference:last`, `reference:constant`, `reference:blind-RULE` ([Behaviours](behaviours.md))",
+    ),
+    Option(
+        "trials", "string", metavar="N", default="the paper's count for each experiment (30 for GARP)", arguments={"type": int},
+        help=f"trials per test item, 1 to {MAX_TRIALS:,}",
+    ),
+    Option(
+        "timeout", "string", metavar="SECONDS", default=f"{REQUEST_TIMEOUT_S:g}", arguments={"type": float},
+        help="the longest one request to a model's server may take, its answer read whole, 1 to 3,600: a server that "
+        "accepts and never answers, or sends a byte at a time, is cut there, asked again as `--gaamas-retries` says, "
+        "then said unavailable in one line",
+    ),
+    Option(
+        "seed", "string", metavar="N", default="0", arguments={"type": int},
+        help="the base seed of every request and sample, 0 to 2^32-1: each request carries its own seed derived from "
+        "it, so repeated samples are distinct requests; cassettes are recorded at seed 0",
+    ),
+    Option(
+        "temperature", "string", metavar="T", arguments={"type": float},
+        help="the sampling temperature of every experiment, 0 to 2, overriding the paper's per-experiment value "
+        "(GARP: 0.0); such runs keep their cassettes apart, under `<model>@T<T>/`",
+    ),
+    Option(
+        "record", "string", metavar="MODE", arguments={"choices": list(RECORD_MODES)},
+        default="`new_episodes`, or `none` where the `CI` environment variable is set (as Jest does with snapshots), "
+        "so CI never reaches a model by accident",
+        help="where answers come from, the modes named and meant as vcrpy's: `none`: replay only, a request no "
+        "cassette holds fails and names the request; `once`: record a cassette that does not exist yet, whole, and "
+        "replay one that does, where a request it lacks fails (`once` meant `new_episodes` here before); "
+        "`new_episodes`: replay what is recorded, record what is missing; `all`: record everything afresh",
+    ),
+    Option(
         "json", "string", metavar="PATH",
         help="write the run log to PATH: provenance, every score, and every trial's requests, replies and parsed "
-        "decisions (gzip-compressed if PATH ends in .gz); the format is pytest_gaamas.runlog's",
-    )  # fmt: skip
-    option(
+        "decisions (gzip-compressed if PATH ends in `.gz`); the format is `pytest_gaamas/runlog.py`'s",
+    ),
+    Option(
         "report", "string", metavar="PATH",
         help="write the run as one self-contained HTML file: each behaviour's table and figures, its criterion and "
-        "sources, example transcripts and strategies (later, from a saved run: python -m pytest_gaamas report RUN)",
-    )  # fmt: skip
-    option("markdown", "string", "write the tables, findings and comparison verdict as Markdown to PATH (a CI job summary)", metavar="PATH")
-    option("cassette-dir", "string", "where cassettes live (default: <rootdir>/cassettes)", metavar="DIR")
-    option("journal-dir", "string", "where unfinished trials are journaled (default: <rootdir>/.gaamas/journal)", metavar="DIR")
-    option("save", "string", "save this run (scores, intervals, n, provenance) as NAME under the saved-runs directory", metavar="NAME")
-    option(
+        "sources, example transcripts and strategies; later, from a saved run: `python -m pytest_gaamas report RUN` "
+        "([After a run](report.md))",
+    ),
+    Option(
+        "markdown", "string", metavar="PATH",
+        help="write the tables with a verdict, the findings and the comparison's verdict as Markdown to PATH, for a "
+        "CI job summary",
+    ),
+    Option(
+        "threshold", "linelist", metavar="NAME=VALUE", arguments=REPEATABLE,
+        help="override a behaviour's pass threshold, repeatable, e.g. `garp_consistency.min_mean_ccei=0.85`; a name no "
+        "behaviour of the run reads is refused at start, saying the names it could have meant "
+        "(`python -m pytest_gaamas thresholds [PATHS]` lists them all, with their defaults)",
+    ),
+    Option(
+        "save", "string", metavar="NAME",
+        help="save this run (scores, intervals, n, provenance: the run log, as `--gaamas-json` writes it) as "
+        "`NAME.json` under the saved-runs directory",
+    ),
+    Option(
         "compare", "string", metavar="NAME_OR_PATH",
         help="compare this run with a saved one, cell by cell: old, new, difference, p-value (Fisher's exact test "
         "for rates, a permutation test for means), Holm-adjusted over the cells the saved run met (the gated family), "
-        "the others a family of their own",
-    )  # fmt: skip
-    option(
-        "compare-fail", "linelist", action="append", default=None, metavar="UNIT_OR_BEHAVIOUR=DROP",
-        help="with --gaamas-compare, fail the session when a cell gets significantly worse by more than DROP, "
-        "per unit (rate=0.1, dollars=10, CCEI=0.05, points=0.3) or per behaviour (ultimatum=0.2), which wins; "
-        "repeatable",
-    )  # fmt: skip
-    option("runs-dir", "string", "where saved runs live (default: <rootdir>/gaamas-runs)", metavar="DIR")
-    option(
-        "check-cassettes", "bool", action="store_true", default=False,
-        help="after the run, list every cassette of the models run that no test item used (a renamed test or "
-        "reordered parameters orphan their recordings) and fail the session if there is one; run the whole suite",
-    )  # fmt: skip
-    option(
-        "replace-recorded", "bool", action="store_true", default=False,
-        help="let --gaamas-record=all replace a cassette even where the new recording lacks some of its recorded "
+        "the others a family of their own ([Saving, comparing, gating](gating.md))",
+    ),
+    Option(
+        "compare-fail", "linelist", metavar="UNIT_OR_BEHAVIOUR=DROP", arguments=REPEATABLE,
+        help="repeatable; with `--gaamas-compare`, fail the session (exit 1) when a cell gets significantly worse by "
+        "more than DROP: per unit (`rate=0.1`, `dollars=10`, `CCEI=0.05`, `points=0.3`) or per behaviour "
+        "(`ultimatum=0.2`, which wins)",
+    ),
+    Option(
+        "concurrency", "string", metavar="N", arguments={"type": int},
+        default="1 for the embedded model, 4 for Ollama, 8 for an OpenAI-compatible server",
+        help="trials of an item played at once, 1 to 256, each trial's rounds in order; the same results, journal "
+        "lines and cassettes as one at a time",
+    ),
+    Option(
+        "think", "bool", arguments=FLAG,
+        help="the model reasons before it answers: Ollama is sent `think`, every reply gets 4,096 more tokens, its "
+        "thinking is kept apart from the answer and never parsed as one, and the run's cassettes go under "
+        "`<model>@think/`",
+    ),
+    Option(
+        "max-requests", "string", metavar="N", arguments={"type": int},
+        help="send at most N requests live over the whole run, all models and workers together, retries counted; past "
+        "it a model's items stop in one line, the finished trials wait in the journal, and a later run goes on from "
+        "there. Replayed answers are free",
+    ),
+    Option(
+        "retries", "string", metavar="N", default=f"{DEFAULT_RETRIES}; 0: never", arguments={"type": int},
+        help="how often a request refused for a while (HTTP 408, 409, 429, 5xx, a timeout) is sent again, 0 to 20, "
+        "waiting as the server's `Retry-After` asks or 1, 2, 4, 8 s",
+    ),
+    Option(
+        "max-tokens", "string", metavar="N", arguments={"type": int},
+        default="256 for a decision, 512 for a strategy, plus 4,096 for a model that thinks",
+        help="every reply's budget, thinking included, at least 16; such runs keep their cassettes under "
+        "`<model>@max<N>/`",
+    ),
+    Option(
+        "tables", "string", metavar="MODE", default="`criteria`", arguments={"choices": TABLE_MODES},
+        help="`criteria`: the terminal prints the tables that judge a criterion and names the others (per-round "
+        "curves, each player's own choices), which the report, the summary and the run log hold; `all`: it prints "
+        "every table. A table too wide for the terminal (120 columns when not on one) is printed in parts that each "
+        "repeat the row labels: no value or interval is ever split over two lines",
+    ),
+    Option(
+        "verdicts", "string", metavar="MODE", default="`report`", arguments={"choices": VERDICT_MODES},
+        help="`report`: a criterion the model misses, or that its trials cannot decide, is a finding, shown as "
+        "`MISSED`, `AT CHANCE` or `INCONCLUSIVE` with one line saying why, and does not fail the session; `fail`: a "
+        "missed or at-chance item fails (one line, no traceback), an inconclusive one is still reported (more "
+        "trials, not a worse model, may decide it); `fail-inconclusive`: an inconclusive one fails too, so only a "
+        "met criterion passes. Errors (a server gone, a missing cassette, a crash) fail in any mode, as do "
+        "regressions under `--gaamas-compare-fail`",
+    ),
+    Option("runs-dir", "string", metavar="DIR", default="`<rootdir>/gaamas-runs`", help="where saved runs live"),
+    Option(
+        "cassette-dir", "string", metavar="DIR", default="`<rootdir>/cassettes`",
+        help="where cassettes live; the shipped behaviours run by `--gaamas-suite` replay the shipped cassettes of a "
+        "model the package holds, unless this folder holds that behaviour's for the model "
+        "([Installing](installing.md#which-cassettes-a-shipped-behaviour-reads))",
+    ),
+    Option(
+        "suite", "bool", added_by="pytest_gaamas.suite",
+        help="run the behaviours shipped with pytest-gaamas beside the project's own, from wherever the package is "
+        "installed, replayed from the cassettes shipped with them for the models they hold, every other option "
+        "applying to both ([Installing](installing.md))",
+    ),
+    Option("journal-dir", "string", metavar="DIR", default="`<rootdir>/.gaamas/journal`", help="where unfinished trials are journaled"),
+    Option(
+        "check-cassettes", "bool", arguments=FLAG,
+        help="after the run, list every cassette of the models run that no item used (a renamed test or reordered "
+        "parameters orphan their recordings) and fail the session if there is one; meant for a run of the whole suite",
+    ),
+    Option(
+        "replace-recorded", "bool", arguments=FLAG,
+        help="let `--gaamas-record=all` replace a cassette even where the new recording lacks some of its recorded "
         "requests (fewer trials, changed prompts); without it such a cassette is kept and the item fails",
-    )  # fmt: skip
-    option(
-        "threshold", "linelist", action="append", default=None, metavar="NAME=VALUE",
-        help="override a behaviour's pass threshold, e.g. garp_consistency.min_mean_ccei=0.85 (repeatable)",
-    )  # fmt: skip
+    ),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gaamas", "behavioural economics of LLM agents (pytest-gaamas)")
+    for option in OPTIONS:
+        if option.added_by is None:
+            dest = f"gaamas_{option.name.replace('-', '_')}"
+            shown = {"metavar": option.metavar} if option.metavar else {}  # a flag takes none
+            group.addoption(option.flag, dest=dest, help=option.plain.replace("%", "%%"), **shown, **option.arguments)  # "%": argparse's
+            parser.addini(dest, option.plain, type=option.ini_type)
+
+
+#: What docs/options.md writes around the table ``options_table`` renders.
+TABLE_MARKERS = (
+    "<!-- options-table: written by `python -m pytest_gaamas options-table --update docs/options.md` from "
+    "pytest_gaamas/settings.py's OPTIONS; edit them there -->",
+    "<!-- /options-table -->",
+)
+
+
+def with_options_table(document: str) -> str:
+    """``document`` with the table between its ``TABLE_MARKERS`` rendered afresh; ValueError where it has none."""
+    opening, closing = TABLE_MARKERS
+    before, found, rest = document.partition(opening)
+    _, found_closing, after = rest.partition(closing)
+    if not found or not found_closing:
+        raise ValueError(f"no table between {opening} and {closing}")
+    return f"{before}{opening}\n\n{options_table()}\n{closing}{after}"
+
+
+def options_table() -> str:
+    """The Markdown table of docs/options.md: every option, what it does and its default."""
+    rows = ["| option | meaning |", "|---|---|"]
+    for option in OPTIONS:
+        shown = f"{option.flag} {option.metavar}" if option.metavar else option.flag
+        rows.append(f"| `{shown}` | {option.text.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)
@@ -197,9 +342,11 @@ class Settings:
         tables = value("tables") or "criteria"
         if tables not in TABLE_MODES:
             raise pytest.UsageError(f"gaamas_tables must be one of {', '.join(TABLE_MODES)}, got {tables!r}")
-        record = value("record") or ("none" if os.environ.get("CI") else "once")
+        record = value("record") or ("none" if os.environ.get("CI") else "new_episodes")
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
+        if record == "once" and not hasattr(config, "workerinput"):  # said once a session, by the controller
+            config.issue_config_time_warning(OnceChanged(ONCE_CHANGED), stacklevel=2)
         def bounded(name: str, kind: type, low: float, high: float | None = None):
             found = number(name, kind)
             if found is not None and not (low <= found and (high is None or found <= high)):

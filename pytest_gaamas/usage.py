@@ -80,7 +80,7 @@ def record_mode(run: Mapping[str, Any]) -> str:
     """A run log's record mode as the views say it: a mode that may go live, in a run that sent
     nothing, says so (a header that said "once" for a pure replay misled)."""
     mode = str(run.get("record", "?"))
-    if mode in ("once", "all") and run.get("live_requests") == 0:
+    if mode in ("once", "new_episodes", "all") and run.get("live_requests") == 0:
         return f"{mode} (nothing went live: every answer was replayed or played by a reference agent)"
     return mode
 

@@ -29,7 +29,7 @@ def cassette_of(project):
 def test_trials_played_at_once_record_what_one_at_a_time_records(behaviour_project, fake_chat_server, monkeypatch):
     server = fake_chat_server(delay=0.01)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    args = [MODEL, "--gaamas-trials=6", "--gaamas-record=once"]
+    args = [MODEL, "--gaamas-trials=6", "--gaamas-record=new_episodes"]
     behaviour_project.runpytest(*args, "--gaamas-concurrency=1", "--gaamas-json=one.json").assert_outcomes(passed=1)
     one_at_a_time = cassette_of(behaviour_project).read_bytes()
     assert server.most_in_flight == 1
@@ -49,7 +49,7 @@ def test_trials_played_at_once_record_what_one_at_a_time_records(behaviour_proje
 def test_a_server_dying_while_trials_run_at_once_loses_nothing(behaviour_project, fake_chat_server, monkeypatch):
     dying = fake_chat_server(die_after=110, delay=0.005)  # the first four trials finish, the next are cut short
     monkeypatch.setenv("OPENAI_BASE_URL", dying.url)
-    args = [MODEL, "--gaamas-trials=8", "--gaamas-record=once", "--gaamas-concurrency=4"]
+    args = [MODEL, "--gaamas-trials=8", "--gaamas-record=new_episodes", "--gaamas-concurrency=4"]
     result = behaviour_project.runpytest(*args)
     assert outcomes(result) == {"failed": 1}
     result.stdout.fnmatch_lines(["*cannot reach the OpenAI-compatible server*"])
@@ -112,7 +112,7 @@ def test_two_runs_recording_one_item_at_once_pay_each_request_once_and_lose_noth
         runs = [
             behaviour_project.popen(
                 [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", MODEL, f"--gaamas-trials={trials}",
-                 "--gaamas-record=once", "--gaamas-concurrency=2"],
+                 "--gaamas-record=new_episodes", "--gaamas-concurrency=2"],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
             for trials in (20, 5)
@@ -137,7 +137,7 @@ def test_two_items_sharing_a_cassette_under_xdist_pay_each_request_once_and_repo
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     try:  # the consistency and the fidelity items play the same trials, recorded in one cassette
         live = pytester.runpytest_subprocess(
-            MODEL, "-n", "2", "--gaamas-trials=6", "--gaamas-record=once", "--gaamas-concurrency=2", "--gaamas-json=live.json",
+            MODEL, "-n", "2", "--gaamas-trials=6", "--gaamas-record=new_episodes", "--gaamas-concurrency=2", "--gaamas-json=live.json",
             "-p", "no:cacheprovider",
         )
     finally:
@@ -156,13 +156,13 @@ def test_a_cassette_saved_by_a_writer_that_asked_fewer_keeps_every_exchange_on_d
     behaviour_project, fake_chat_server, monkeypatch
 ):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
-    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(MODEL, "--gaamas-trials=4", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     path = cassette_of(behaviour_project)
     requests, responses = cassettes.read_interactions(path)[:2]
     # A writer that took no lock (another machine on a shared disk) read the cassette when it held one
     # trial, and saves now: what it read and what it recorded, and no fewer than the disk holds.
     one_trial = {"requests": requests[:25], "responses": responses[:25]}
-    cassettes.SafePersister("once", False).save_cassette(path, one_trial, yamlserializer)
+    cassettes.SafePersister("new_episodes", False).save_cassette(path, one_trial, yamlserializer)
     assert recorded_requests(path) == 4 * 25
 
 

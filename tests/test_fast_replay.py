@@ -94,7 +94,7 @@ def test_a_compressed_cassette_replays_the_same(tmp_path, fake_chat_server):
 
 
 def test_the_default_record_mode_replays_a_cassette_that_answers_everything_as_replay_only_does(tmp_path):
-    """The main job outside CI (``--gaamas-record=once``, the default): a criterion over a family of
+    """The main job outside CI (``--gaamas-record=new_episodes``, the default): a criterion over a family of
     cells reads each cell once a process, as replay only does, asks nothing live and writes nothing."""
     import os
     import shutil
@@ -117,7 +117,7 @@ def test_the_default_record_mode_replays_a_cassette_that_answers_everything_as_r
         )  # fmt: skip
         return done.stdout.strip().splitlines()[-1], done.stdout
 
-    once, said = run("once")
+    default, said = run("new_episodes")
     assert "answered live" not in said and "does not exist" not in said
-    assert once.split(" in ")[0] == run("none")[0].split(" in ")[0] and "inconclusive" in once  # the same verdicts
+    assert default.split(" in ")[0] == run("none")[0].split(" in ")[0] and "inconclusive" in default  # the same verdicts
     assert {p: p.read_bytes() for p in (tmp_path / "cassettes").rglob("*") if p.is_file() and p.suffix != ".lock"} == before

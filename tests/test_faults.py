@@ -111,7 +111,7 @@ def test_a_server_dying_during_a_fresh_recording_loses_no_answered_trial(behavio
 
 def test_a_pytest_killed_with_sigkill_loses_no_answered_trial(behaviour_project, serving):
     server = serving(delay=0.02)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *MODEL, "--gaamas-trials=6", "--gaamas-record=once"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *MODEL, "--gaamas-trials=6", "--gaamas-record=new_episodes"]
     run = subprocess.Popen(command, cwd=behaviour_project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -125,7 +125,7 @@ def test_a_pytest_killed_with_sigkill_loses_no_answered_trial(behaviour_project,
     assert answered >= 2 and not cassette_of(behaviour_project).exists()
 
     resumed = serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=6", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=6", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     journaled = len(server.requests) // REQUESTS_PER_TRIAL
     assert len(resumed.requests) <= (6 - journaled + 1) * REQUESTS_PER_TRIAL  # at most the trial cut short, again
     resumed.close()
@@ -161,7 +161,7 @@ def test_the_embedded_servers_watchdog_ends_it_when_its_parent_is_killed(tmp_pat
 def test_an_output_that_cannot_be_written_is_refused_before_the_run_starts(behaviour_project, option):
     (behaviour_project.path / "a-file").write_text("not a folder")
     bad = behaviour_project.path / "a-file" / "below"
-    result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-record=once", *option.format(bad=bad).split())
+    result = behaviour_project.runpytest("--gaamas-model=reference:rational", "--gaamas-record=new_episodes", *option.format(bad=bad).split())
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*cannot write in*not a folder*choose another place*"])
 
@@ -169,7 +169,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run_starts(behav
 def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(behaviour_project, serving):
     server = serving()
     cassette_of(behaviour_project).mkdir(parents=True)  # a folder where the cassette file must go
-    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cannot write the cassette*test_garp_consistency.yaml*"])
     no_traceback(result)
@@ -177,7 +177,7 @@ def test_a_cassette_that_cannot_be_written_fails_the_item_and_keeps_the_journal(
 
     cassette_of(behaviour_project).rmdir()
     asked = len(server.requests)
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     assert len(server.requests) == asked, "the journal answered: the model was not asked again"
     assert recorded_trials(cassette_of(behaviour_project)) == 2 and not journals_of(behaviour_project)
 
@@ -216,7 +216,7 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", DAMAGE)
 def test_a_damaged_cassette_is_one_line_that_names_it(behaviour_project, serving, damage):
     serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     cassette = cassette_of(behaviour_project)
     cassette.write_text(DAMAGE[damage](cassette.read_text()), encoding="latin-1")
     result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=none")
@@ -228,10 +228,10 @@ def test_a_damaged_cassette_is_one_line_that_names_it(behaviour_project, serving
 
 def test_a_damaged_model_description_is_one_line_that_names_it(behaviour_project, serving):
     serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     meta = behaviour_project.path / "cassettes" / "openai-fake" / "model.json"
     meta.write_text('{"digest": ' + "[" * 5000)
-    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=new_episodes", "--gaamas-json=run.json")
     output = result.stdout.str() + result.stderr.str()
     assert str(meta) in output and "not a valid model description" in output
     assert "Traceback" not in output
@@ -260,10 +260,10 @@ def test_a_corrupt_journal_line_costs_that_line_only(tmp_path):
 
 def test_journals_of_other_seeds_are_kept(behaviour_project, serving):
     serving(die_after=30)  # seed 7: one trial answered, then the server dies
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-seed=7").assert_outcomes(failed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes", "--gaamas-seed=7").assert_outcomes(failed=1)
     (seed_7,) = journals_of(behaviour_project)
     serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     assert journals_of(behaviour_project) == [seed_7] and len(seed_7.read_text().splitlines()) == 2
 
 
@@ -274,10 +274,10 @@ def test_credentials_in_the_servers_url_are_written_and_shown_nowhere(behaviour_
     server = fake_chat_server()
     url = server.url.replace("http://", "http://alice:hunter2secret@")
     monkeypatch.setenv("OPENAI_BASE_URL", url)
-    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=new_episodes", "--gaamas-json=run.json")
     result.assert_outcomes(passed=1)
     server.close()
-    failed = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once")  # unreachable now
+    failed = behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes")  # unreachable now
     failed.assert_outcomes(failed=1)
     written = [p.read_text(errors="replace") for p in behaviour_project.path.rglob("*") if p.is_file()]
     shown = result.stdout.str() + result.stderr.str() + failed.stdout.str() + failed.stderr.str()
@@ -297,10 +297,10 @@ def test_credentials_are_scrubbed_by_value_on_every_route(behaviour_project, fak
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     monkeypatch.setenv("OPENAI_API_KEY", key)
     logged = ("--log-level=INFO", "--junitxml=junit.xml", "-rA")
-    result = behaviour_project.runpytest(*MODEL, *logged, "--gaamas-trials=1", "--gaamas-record=once", "--gaamas-json=run.json")
+    result = behaviour_project.runpytest(*MODEL, *logged, "--gaamas-trials=1", "--gaamas-record=new_episodes", "--gaamas-json=run.json")
     result.assert_outcomes(passed=1)
     server.close()
-    failed = behaviour_project.runpytest(*MODEL, *logged, "-l", "--gaamas-trials=2", "--gaamas-record=once")  # unreachable now
+    failed = behaviour_project.runpytest(*MODEL, *logged, "-l", "--gaamas-trials=2", "--gaamas-record=new_episodes")  # unreachable now
     failed.assert_outcomes(failed=1)
     written = [p.read_text(errors="replace") for p in behaviour_project.path.rglob("*") if p.is_file()]
     shown = result.stdout.str() + result.stderr.str() + failed.stdout.str() + failed.stderr.str()
@@ -315,7 +315,7 @@ def test_credentials_are_scrubbed_by_value_on_every_route(behaviour_project, fak
 
 def test_a_cassette_of_80_kb_of_brackets_fails_its_item_in_one_line_and_the_run_log_is_written(behaviour_project, serving):
     serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     cassette = cassette_of(behaviour_project)
     cassette.write_text("interactions: " + "[" * 80_000)
     result = behaviour_project.runpytest_subprocess(
@@ -346,7 +346,7 @@ def forged(line: dict, **changes) -> str:
 
 def test_a_journal_is_believed_only_through_its_recorded_exchanges_replayed_through_the_game(behaviour_project, serving):
     serving(die_after=30)  # trial 0 answered and journaled, then the server dies
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=once").assert_outcomes(failed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=new_episodes").assert_outcomes(failed=1)
     (journal,) = journals_of(behaviour_project)
     header, honest = journal.read_text().splitlines()
     honest = json.loads(honest)
@@ -363,7 +363,7 @@ def test_a_journal_is_believed_only_through_its_recorded_exchanges_replayed_thro
     ]) + "\n")  # fmt: skip
 
     healthy = serving()
-    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=once", "--gaamas-json=run.json")
+    result = behaviour_project.runpytest(*MODEL, "--gaamas-trials=3", "--gaamas-record=new_episodes", "--gaamas-json=run.json")
     result.assert_outcomes(passed=1)
     no_traceback(result)
     # Trial 0 replayed from its journaled exchanges; trial 1 from the 5 answers the cassette kept of
@@ -380,12 +380,12 @@ def test_a_journal_is_believed_only_through_its_recorded_exchanges_replayed_thro
 
 def test_replay_only_reads_no_journal_and_leaves_it_where_it_is(behaviour_project, serving):
     serving(die_after=30)
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes").assert_outcomes(failed=1)
     (journal,) = journals_of(behaviour_project)
     header, line = journal.read_text().splitlines()
     lies = "\n".join([header] + [forged(json.loads(line), trial=t, exchanges=[]) for t in range(2)]) + "\n"
     serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", "--gaamas-json=run.json").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes", "--gaamas-json=run.json").assert_outcomes(passed=1)
     honest = trials_in_run_log(behaviour_project)
     assert not journal.exists()
     journal.write_text(lies)
@@ -429,7 +429,7 @@ def test_a_journal_line_with_a_damaged_exchange_costs_that_trial_only(tmp_path, 
 @pytest.mark.parametrize("damage", ["deep JSON", "a list", "binary", "a FIFO", "a directory"])
 def test_a_damaged_model_description_when_replaying_is_one_line_early_and_the_run_log_is_written(behaviour_project, serving, damage):
     serving()
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=1", "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     meta = behaviour_project.path / "cassettes" / "openai-fake" / "model.json"
     meta.unlink()
     if damage == "a FIFO":
@@ -455,12 +455,12 @@ def test_a_damaged_model_description_when_replaying_is_one_line_early_and_the_ru
 
 def test_a_fifo_where_the_journal_is_fails_its_item_in_one_line_without_waiting(behaviour_project, serving):
     serving(die_after=30)
-    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=once").assert_outcomes(failed=1)
+    behaviour_project.runpytest(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes").assert_outcomes(failed=1)
     (journal,) = journals_of(behaviour_project)
     journal.unlink()
     os.mkfifo(journal)
     serving()
-    result = behaviour_project.runpytest_subprocess(*MODEL, "--gaamas-trials=2", "--gaamas-record=once", timeout=300)
+    result = behaviour_project.runpytest_subprocess(*MODEL, "--gaamas-trials=2", "--gaamas-record=new_episodes", timeout=300)
     result.assert_outcomes(failed=1)
     no_traceback(result)
     result.stdout.fnmatch_lines([f"*{journal}: a FIFO, not a journal; move it away*"])
@@ -482,7 +482,7 @@ def small_disk(tmp_path):
 
 def test_a_full_disk_under_the_journal_is_one_line_and_loses_no_answered_trial(behaviour_project, serving, small_disk):
     server = serving()
-    args = [*MODEL, "--gaamas-trials=4", "--gaamas-record=once"]
+    args = [*MODEL, "--gaamas-trials=4", "--gaamas-record=new_episodes"]
     result = behaviour_project.runpytest(*args, f"--gaamas-journal-dir={small_disk}")
     result.assert_outcomes(failed=1)
     no_traceback(result)
@@ -555,7 +555,7 @@ def test_a_model_description_whose_field_has_the_wrong_type_is_one_line_and_the_
     pytester.makeini("[pytest]\naddopts = -k 'not fidelity'\n")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
     model = ["--gaamas-model=openai:fake", "--gaamas-trials=2"]
-    pytester.runpytest(*model, "--gaamas-record=once").assert_outcomes(passed=1)
+    pytester.runpytest(*model, "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     meta = pytester.path / "cassettes" / "openai-fake" / "model.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), field: value}))
     said = f"{meta}: not a model description: {field!r} is not text; restore it with `git checkout -- {meta}`"
@@ -567,6 +567,6 @@ def test_a_model_description_whose_field_has_the_wrong_type_is_one_line_and_the_
     (logged,) = runlog.read(pytester.path / "run.json").run["models"]
     assert logged["recorded_digest"] is None and said in logged["recorded_unreadable"]
 
-    recording = pytester.runpytest(*model, "--gaamas-trials=3", "--gaamas-record=once")
+    recording = pytester.runpytest(*model, "--gaamas-trials=3", "--gaamas-record=new_episodes")
     assert outcomes(recording) == {"failed": 1} and "INTERNALERROR" not in recording.stdout.str()
     assert unwrapped(said) in unwrapped(recording.stdout.str())

@@ -137,11 +137,11 @@ def test_a_run_s_tokens_and_retries_are_summed_over_workers_logged_and_said(pyte
     assert "nothing went live" not in (pytester.path / "live.md").read_text()
     # Run again (on one worker: what it counts is nothing) in the mode that may go live: everything
     # is recorded, so nothing does, and it says so.
-    replay = pytester.runpytest_subprocess(*args, "--gaamas-record=once", "--gaamas-json=replay.json", "--gaamas-markdown=replay.md")
+    replay = pytester.runpytest_subprocess(*args, "--gaamas-record=new_episodes", "--gaamas-json=replay.json", "--gaamas-markdown=replay.md")
     assert len(server.requests) == answered and "answered live" not in replay.stdout.str()
     run = json.loads((pytester.path / "replay.json").read_text())["run"]
     assert "usage" not in run["models"][0] and run["live_requests"] == 0
-    assert inert.markdown("record mode once (nothing went live: every answer was replayed") in (pytester.path / "replay.md").read_text()
+    assert inert.markdown("record mode new_episodes (nothing went live: every answer was replayed") in (pytester.path / "replay.md").read_text()
 
 
 def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytester, fake_chat_server, monkeypatch):
@@ -153,7 +153,7 @@ def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytes
     for behaviour in ("garp_consistency", "first_order_rationality"):
         pytester.makepyfile(**{f"test_{behaviour}": (ROOT / "behaviours" / f"test_{behaviour}.py").read_text()})
     args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-k", "not fidelity and not strategy",
-            "--gaamas-record=once", "--gaamas-concurrency=1"]  # fmt: skip
+            "--gaamas-record=new_episodes", "--gaamas-concurrency=1"]  # fmt: skip
     counters = set(Path(tempfile.gettempdir()).glob("gaamas-requests-*"))
     capped = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-max-requests=30")
     output = capped.stdout.str()

@@ -630,7 +630,7 @@ def test_a_strategy_whose_exception_carries_escape_sequences_is_shown_not_obeyed
     code = f"def my_share(pie: int) -> float:\n    raise ValueError({HOSTILE!r})\n"
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server(content=f"```python\n{code}```").url)
     pytester.makepyfile(test_ultimatum=(Path(__file__).parents[1] / "behaviours" / "test_ultimatum.py").read_text())
-    args = ("--gaamas-model=openai:fake", "--gaamas-trials=2", "--gaamas-record=once", "-k", "test_ultimatum and proposer-strategy", "-rA")
+    args = ("--gaamas-model=openai:fake", "--gaamas-trials=2", "--gaamas-record=new_episodes", "-k", "test_ultimatum and proposer-strategy", "-rA")
     for verdicts in ("report", "fail"):
         result = pytester.runpytest(*args, f"--gaamas-verdicts={verdicts}")
         output = result.stdout.str() + result.stderr.str()
@@ -765,7 +765,7 @@ def test_a_proxys_error_that_echoes_the_key_is_shown_without_it_and_recorded_now
     server = raw_server(403, echo)
     model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1", api_key=SECRET)
     path = tmp_path / "cassette.yaml"
-    with pytest.raises(ModelUnavailable) as raised, cassettes.cassette(path, "once"):
+    with pytest.raises(ModelUnavailable) as raised, cassettes.cassette(path, "new_episodes"):
         model.reply(portfolio_request())
     assert "HTTP 403" in str(raised.value) and "SECRET" not in str(raised.value) and "0123456789" not in str(raised.value)
     assert not path.exists() or "SECRET" not in path.read_text()
@@ -788,7 +788,7 @@ def test_an_error_is_recorded_nowhere_and_never_replayed(raw_server, tmp_path, s
     server = raw_server(status, b'{"error": {"message": "no"}}')
     model = OpenAICompatibleModel("openai:m", "m", base_url=f"{server.url}/v1", api_key="k")
     path = tmp_path / "cassette.yaml"
-    with pytest.raises(ModelUnavailable), cassettes.cassette(path, "once"):
+    with pytest.raises(ModelUnavailable), cassettes.cassette(path, "new_episodes"):
         model.reply(portfolio_request())
     server.close()
     with pytest.raises(MissingCassette), cassettes.cassette(path, "none") as tape:
@@ -836,7 +836,7 @@ def test_pytest_l_shows_no_credentials_of_the_servers_url(tmp_path):
     project = Path(__file__).resolve().parents[1]
     run = subprocess.run(
         [sys.executable, "-m", "pytest", str(project / "behaviours" / "test_garp_consistency.py"), "-l", "-q", "-p", "no:cacheprovider",
-         "--gaamas-model=openai:fake", "--gaamas-trials=1", "--gaamas-record=once", f"--gaamas-cassette-dir={tmp_path}",
+         "--gaamas-model=openai:fake", "--gaamas-trials=1", "--gaamas-record=new_episodes", f"--gaamas-cassette-dir={tmp_path}",
          f"--gaamas-journal-dir={tmp_path / 'journal'}", "-k", "not fidelity"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
         env={**os.environ, "OPENAI_BASE_URL": "http://alice:hunter2pw@127.0.0.1:9/v1?api-key=QUERYKEY", "OPENAI_API_KEY": SECRET},

@@ -160,18 +160,18 @@ def test_replaying_the_shipped_cassettes_is_byte_for_byte_stable(behaviour_proje
 def test_a_request_no_cassette_holds_fails_and_names_it(behaviour_project):
     result = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=none", SHIPPED, "--gaamas-seed=99")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*replay only: no recorded answer for POST /chat/completions*seed*--gaamas-record=once*"])
+    result.stdout.fnmatch_lines(["*replay only: no recorded answer for POST /chat/completions*seed*--gaamas-record=new_episodes*"])
 
 
 def test_a_missing_cassette_file_fails_clearly(behaviour_project):
     result = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "--gaamas-cassette-dir=empty")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*replay only, and there is no cassette*record it with --gaamas-record=once*"])
+    result.stdout.fnmatch_lines(["*replay only, and there is no cassette*record it with --gaamas-record=new_episodes*"])
 
 
 def test_an_unreachable_server_is_one_line_that_says_what_to_do(behaviour_project, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    result = behaviour_project.runpytest("--gaamas-model=openai:nothing", "--gaamas-record=once", "--gaamas-trials=1")
+    result = behaviour_project.runpytest("--gaamas-model=openai:nothing", "--gaamas-record=new_episodes", "--gaamas-trials=1")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*openai:nothing: cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1*OPENAI_BASE_URL*"])
 
@@ -179,7 +179,7 @@ def test_an_unreachable_server_is_one_line_that_says_what_to_do(behaviour_projec
 def test_an_unreachable_model_stops_once_and_its_other_items_are_skipped(behaviour_project, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     result = behaviour_project.runpytest(
-        "--gaamas-model=openai:nothing", "--gaamas-model=reference:rational", "--gaamas-record=once", "--gaamas-trials=2", "-k", "garp",
+        "--gaamas-model=openai:nothing", "--gaamas-model=reference:rational", "--gaamas-record=new_episodes", "--gaamas-trials=2", "-k", "garp",
     )  # fmt: skip
     # The reference agent plays on; two of its choices cannot decide whether it is faithful to people.
     assert outcomes(result) == {"failed": 1, "skipped": 1, "passed": 1, "inconclusive": 1}
@@ -191,7 +191,7 @@ def test_recorded_cassettes_hold_no_credentials_and_replay_offline(behaviour_pro
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secretsecretsecretsecret")
     args = ["--gaamas-model=openai:fake", "--gaamas-trials=2"]
-    behaviour_project.runpytest(*args, "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*args, "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     assert len(server.requests) == 50
     cassette = behaviour_project.path / "cassettes" / "openai-fake" / "garp_consistency" / "test_garp_consistency.yaml"
     text = cassette.read_text()
@@ -209,7 +209,7 @@ def test_a_criterion_over_replayed_cells_reads_the_records_already_replayed(pyte
     monkeypatch.setattr(cassettes, "cassette", lambda path, *a, **k: opened.append(path) or open_cassette(path, *a, **k))
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
     args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:xdist", f"--gaamas-json={pytester.path / 'run.json'}"]
-    pytester.runpytest(*args, "--gaamas-record=once").assert_outcomes(passed=1, failed=0)
+    pytester.runpytest(*args, "--gaamas-record=new_episodes").assert_outcomes(passed=1, failed=0)
     assert len(opened) == 2
     opened.clear()
     pytester.runpytest(*args, "--gaamas-record=none").assert_outcomes(passed=1, failed=0)
@@ -260,14 +260,14 @@ def test_the_run_says_before_it_plays_whether_requests_may_go_live(behaviour_pro
     def said(result) -> str:
         return " ".join(result.stdout.str().split())  # the line wraps to the terminal
 
-    once = behaviour_project.runpytest(
-        "--gaamas-model=embedded:smollm2", "--gaamas-model=reference:random", "--gaamas-record=once", "--collect-only"
+    live = behaviour_project.runpytest(
+        "--gaamas-model=embedded:smollm2", "--gaamas-model=reference:random", "--gaamas-record=new_episodes", "--collect-only"
     )
-    assert "gaamas: embedded:smollm2: 0 cassettes in" in said(once) and "anything not recorded there is asked live" in said(once)
-    assert "gaamas: reference:random" not in said(once)
-    assert "WARNING:" in said(once) and "does not exist: every request of embedded:smollm2 will be sent live" in said(once)
+    assert "gaamas: embedded:smollm2: 0 cassettes in" in said(live) and "anything not recorded there is asked live" in said(live)
+    assert "gaamas: reference:random" not in said(live)
+    assert "WARNING:" in said(live) and "does not exist: every request of embedded:smollm2 will be sent live" in said(live)
     (behaviour_project.path / "cassettes" / "embedded-smollm2").mkdir(parents=True, exist_ok=True)
-    known = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=once", "--collect-only")
+    known = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=new_episodes", "--collect-only")
     assert "0 cassettes in" in said(known) and "WARNING:" not in said(known)  # a folder that exists is no mistyped one
     replay = behaviour_project.runpytest_subprocess("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-n", "2", "--gaamas-trials=1")
     assert said(replay).index("replay only: a request no cassette holds fails") < said(replay).index("there is no cassette")
@@ -397,7 +397,7 @@ def test_the_cassette_check_answers_for_the_behaviours_run_and_those_whose_file_
 
     monkeypatch.setenv("OPENAI_BASE_URL", fake_chat_server().url)
     model = ("--gaamas-model=openai:fake", "--gaamas-trials=1")
-    behaviour_project.runpytest(*model, "--gaamas-record=once").assert_outcomes(passed=1)
+    behaviour_project.runpytest(*model, "--gaamas-record=new_episodes").assert_outcomes(passed=1)
     recorded = behaviour_project.path / "cassettes" / "openai-fake"
     shutil.copytree(recorded / "garp_consistency", recorded / "extra")
     (recorded / "extra" / "test_garp_consistency.yaml").rename(recorded / "extra" / "test_extra.yaml")

@@ -172,7 +172,7 @@ def test_an_ollama_length_stop_from_a_loopback_stand_in_is_truncated(ollama_stan
 def test_the_token_budget_leaves_room_to_think_and_can_be_set(behaviour_project, fake_chat_server, monkeypatch):
     server = fake_chat_server()
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    args = ["--gaamas-model=openai:qwen3", "--gaamas-trials=1", "--gaamas-record=once"]
+    args = ["--gaamas-model=openai:qwen3", "--gaamas-trials=1", "--gaamas-record=new_episodes"]
     behaviour_project.runpytest(*args, "--gaamas-think").assert_outcomes(passed=1)
     assert server.requests[-1]["max_tokens"] == MAX_REPLY_TOKENS + THINKING_TOKENS
     assert (behaviour_project.path / "cassettes" / "openai-qwen3@think").is_dir()  # kept apart from unthinking runs

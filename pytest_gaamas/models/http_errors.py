@@ -6,7 +6,8 @@ from ..errors import MissingCassette
 
 
 def _cassette_refusal(error: BaseException | None) -> BaseException | None:
-    """The vcrpy refusal hidden in an exception's chain, if replay-only mode refused a request."""
+    """The vcrpy refusal hidden in an exception's chain, if replay-only mode, or ``once`` replaying a
+    cassette that exists, refused a request."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -20,10 +21,17 @@ def raise_if_cassette_miss(error: BaseException, request_summary: str) -> None:
     refusal = _cassette_refusal(error)
     if refusal is None:
         return
-    cassette = getattr(getattr(refusal, "cassette", None), "_path", "the cassette")
+    tape = getattr(refusal, "cassette", None)
+    cassette = getattr(tape, "_path", "the cassette")
+    if getattr(getattr(tape, "record_mode", None), "value", None) == "once":
+        raise MissingCassette(
+            f"--gaamas-record=once: {cassette} exists and holds no answer for {request_summary}; once records only "
+            "cassettes that do not exist yet, as vcrpy's once does. Record what a cassette lacks with "
+            "--gaamas-record=new_episodes (spelled once here before), or everything afresh with --gaamas-record=all."
+        ) from None
     raise MissingCassette(
-        f"replay only: no recorded answer for {request_summary} in {cassette}. "
-        "Record what is missing from the model with --gaamas-record=once, or everything afresh with --gaamas-record=all."
+        f"replay only: no recorded answer for {request_summary} in {cassette}. Record what is missing from the model "
+        "with --gaamas-record=new_episodes, or everything afresh with --gaamas-record=all."
     ) from None
 
 

@@ -29,9 +29,12 @@ def answer_sources(settings: Settings, models: Mapping[str, Model]) -> list[str]
             how = "replay only: a request no cassette holds fails"
         elif settings.record == "all":
             how = "--gaamas-record=all: every request goes live to the model and is recorded afresh"
+        elif settings.record == "once":
+            how = ("a cassette not there yet is recorded live from the model, whole; one that is there is replayed, "
+                   "and a request it lacks fails (--gaamas-record=once; new_episodes also records what a cassette lacks)")  # fmt: skip
         else:
             how = ("anything not recorded there is asked live from the model and recorded "
-                   "(--gaamas-record=once; --gaamas-record=none replays only)")  # fmt: skip
+                   "(--gaamas-record=new_episodes; --gaamas-record=none replays only)")  # fmt: skip
         lines.append(f"gaamas: {spec}: {held} cassettes in {folder}; {how}")
         if settings.record != "none" and not folder.exists():  # a mistyped folder would record, and pay, everything afresh
             lines.append(f"gaamas: WARNING: {folder} does not exist: every request of {spec} will be sent live and recorded "
