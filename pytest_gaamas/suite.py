@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from .settings import shipped_suite
+from .settings import OPTIONS, shipped_suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    help = ("run the behaviours shipped with pytest-gaamas beside the project's own, replayed from the cassettes shipped "
-            "with them for the models they hold (docs/installing.md)")  # fmt: skip
-    parser.getgroup("gaamas").addoption("--gaamas-suite", dest="gaamas_suite", action="store_true", default=False, help=help)
-    parser.addini("gaamas_suite", help, type="bool", default=False)
+    suite = next(option for option in OPTIONS if option.name == "suite")  # said where docs/options.md's table is drawn from
+    parser.getgroup("gaamas").addoption(suite.flag, dest="gaamas_suite", action="store_true", default=False, help=suite.plain)
+    parser.addini("gaamas_suite", suite.plain, type=suite.ini_type, default=False)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the plugin reads the run's behaviour files from its arguments

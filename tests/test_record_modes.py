@@ -130,8 +130,7 @@ def test_help_says_what_the_docs_table_says_of_each_option(pytester):
     for option in settings.OPTIONS:
         shown = f"{option.flag}={option.metavar}" if option.metavar else option.flag
         assert shown in help_text
-        if option.added_by is None:  # the others are said by the module that adds them
-            assert f"{shown} {option.plain}" in help_text, option.name
+        assert f"{shown} {option.plain}" in help_text, option.name
         assert "`" not in option.plain and "](" not in option.plain
 
 
