@@ -17,6 +17,7 @@ import pytest
 
 from . import cassettes, runlog
 from .errors import GaamasError, MissingCassette, ModelUnavailable
+from .heartbeat import Beating, Heartbeat
 from .journal import Journal
 from .model_meta import check_unchanged, write_model_meta
 from .models import Model, slug
@@ -196,10 +197,11 @@ class Recorder:
                             f"{last_report - started:.0f} s"
                         )
 
-                fresh = play_trials(
-                    game, cassettes.replayer(self.model, tape), [t for t in range(trials) if t not in rebuilt], seed=self.seed,
-                    temperature=temperature, concurrency=self.concurrency, finished=finished,
-                )  # fmt: skip
+                with Heartbeat(self._progress, f"{self.item.name}: {self.model.spec}", timeout=self.model.timeout) as heartbeat:
+                    fresh = play_trials(
+                        game, Beating(cassettes.replayer(self.model, tape), heartbeat), [t for t in range(trials) if t not in rebuilt],
+                        seed=self.seed, temperature=temperature, concurrency=self.concurrency, finished=finished,
+                    )  # fmt: skip
                 by_trial = {r.trial: r for r in fresh} | {t: record for t, record in rebuilt.items() if t < trials}
                 records = [by_trial[t] for t in range(trials)]
                 if tape is not None and self.concurrency > 1:

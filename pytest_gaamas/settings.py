@@ -106,7 +106,7 @@ OPTIONS: tuple[Option, ...] = (
         "timeout", "string", metavar="SECONDS", default=f"{REQUEST_TIMEOUT_S:g}", arguments={"type": float},
         help="the longest one request to a model's server may take, its answer read whole, 1 to 3,600: a server that "
         "accepts and never answers, or sends a byte at a time, is cut there, asked again as `--gaamas-retries` says, "
-        "then said unavailable in one line",
+        "then said too slow in one line; while a live cell waits, a line every 30 s says how long since its last answer",
     ),
     Option(
         "seed", "string", metavar="N", default="0", arguments={"type": int},

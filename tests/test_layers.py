@@ -19,7 +19,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "confinement", "sandbox", "sandbox.*",
     ),
     "games": ("play", "answers", "trials", "strategy", "fidelity", "games", "games.*"),
-    "playing": ("models", "models.*", "strategy_run", "cassettes", "journal", "model_meta"),
+    "playing": ("models", "models.*", "strategy_run", "cassettes", "journal", "model_meta", "heartbeat"),
     "record": ("report", "runlog", "compare", "gate", "provenance", "drawing", "rounds"),
     "views": ("report_html", "report_markdown"),
     "experiment": ("settings", "recording", "scoring", "experiment"),
