@@ -114,7 +114,11 @@ class Recorder:
         self.collector.play(item, play)
 
     def _play_strategy(self, game: Game, trials: int, temperature: float, paths: ItemPaths) -> tuple[list[TrialRecord], TrialRecord]:
-        contract = game.strategy()  # type: ignore[attr-defined]  # a game that plays in strategy mode has one
+        if not callable(getattr(game, "strategy", None)):
+            pytest.fail(f"gaamas.play(..., generation='strategy'): {type(game).__name__} has no strategy(), the Contract a strategy "
+                        "is asked by: give the game one (docs/writing-a-behaviour.md, \"The same game played by a strategy\"), "
+                        "or play it with generation='actions' alone", pytrace=False)  # fmt: skip
+        contract = game.strategy()  # type: ignore[attr-defined]  # checked just above
         kind = self.reference_kind
         if kind is not None and kind not in contract.references:
             why = {

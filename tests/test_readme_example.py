@@ -30,3 +30,29 @@ def test_the_readme_example_behaviour_finds_every_agent_that_never_reads_it_at_c
     result = pytester.runpytest(*agents, "-p", "no:cacheprovider")
     assert outcomes(result) == {"at": 3}  # pytest reads "3 at chance" as {"at": 3}
     result.stdout.fnmatch_lines(["AT CHANCE test_more_or_less[[]reference-first[]]: took $6 at a rate of 0.50 *"])
+
+
+def strategy_example() -> str:
+    after = (ROOT / "docs" / "writing-a-behaviour.md").read_text().split("<!-- example-strategy -->", 1)[1]
+    return re.search(r"```python\n(.*?)```", after, re.DOTALL).group(1)
+
+
+def test_the_guide_s_strategy_example_plays_both_generations(pytester):
+    """Added to the first example as the guide says, the strategy row is asked of the reference
+    agents' code: the rational function takes $6 in every trial, the random one half the time."""
+    pytester.makepyfile(test_more_or_less=example_behaviour() + "\n\n" + strategy_example())
+    result = pytester.runpytest("--gaamas-model=reference:rational", "--gaamas-model=reference:random", "-p", "no:cacheprovider",
+                                "-k", "in_code")  # fmt: skip
+    result.stdout.fnmatch_lines(["reference:rational *strategy *1.00 [[]0.89, 1.00[]] *met"])
+    assert outcomes(result) == {"passed": 2, "missed": 2}, result.stdout.str()[-3000:]
+
+
+def test_a_game_without_strategy_played_as_one_fails_its_item_in_one_line(pytester):
+    behaviour = example_behaviour().replace(
+        "def test_more_or_less(gaamas):", '@pytest.mark.parametrize("generation", ["strategy"])\ndef test_more_or_less(gaamas, generation):'
+    ).replace("temperature=gaamas.temperature(0.7))", "temperature=gaamas.temperature(0.7), generation=generation)")
+    pytester.makepyfile(test_more_or_less="import pytest\n" + behaviour)
+    result = pytester.runpytest("--gaamas-model=reference:rational", "-p", "no:cacheprovider")
+    assert outcomes(result) == {"failed": 1}
+    result.stdout.fnmatch_lines(["*MoreOrLess has no strategy(), the Contract a strategy is asked by*generation='actions' alone*"])
+    assert "AttributeError" not in result.stdout.str() and "Traceback" not in result.stdout.str()
