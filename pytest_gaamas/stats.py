@@ -466,10 +466,8 @@ def conditional_tail(drawn: npt.ArrayLike, sizes: npt.ArrayLike, scores: npt.Arr
 
 
 def _log_sum(logs: np.ndarray) -> float:
-    """log(sum(exp(logs))) without overflow; -inf for nothing."""
-    if len(logs) == 0 or not np.isfinite(top := logs.max()):
-        return -math.inf
-    return float(top + math.log(np.exp(logs - top).sum()))
+    """log(sum(exp(logs))) without overflow (scipy's logsumexp); -inf for nothing."""
+    return float(_special.logsumexp(logs)) if len(logs) else -math.inf
 
 
 def _balanced_halves(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
