@@ -237,8 +237,8 @@ def unpaired(old: Sequence[Score], new: Sequence[Score], *, selection: Selection
             counts[s.behaviour] = counts.get(s.behaviour, 0) + 1
     notes = []
     if deselected:
-        notes.append(f"{_count(deselected)} of the saved run deselected in this run ({_where(deselected)}): their items were left "
-                     "out by this run's selection (-k, -m, --deselect or node ids), so not compared nor gated on")  # fmt: skip
+        notes.append(f"{_count(deselected)} of the saved run deselected in this run ({_where(deselected)}), so not compared nor "
+                     "gated on: their items were left out by this run's selection (-k, -m, --deselect or node ids)")  # fmt: skip
     if renamed:
         notes.append(f"{_count(renamed)} of the saved run found no cell of this run to compare with, though their behaviour ran "
                      f"({_where(renamed)}): renamed or re-parametrized since the run was saved, so not gated on; save a run again "

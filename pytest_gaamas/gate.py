@@ -67,7 +67,7 @@ class Outcome:
             return f"{_cells(self.dropped)} dropped, {self.lost} lost {'its' if self.lost == 1 else 'their'} answers (of the {self.gated} gated)"
         if self.gated:
             return f"none of the {_cells(self.gated, 'gated ')} dropped or lost its answers"
-        return f"nothing gated, {_cells(self.compared)} compared: none of a criterion the saved run met with an allowance (--gaamas-compare-fail)"
+        return f"{_cells(self.compared)} compared, none gated (met before and given an allowance)"
 
     def said(self) -> str:
         """The outcome in one sentence: ``comparison with baseline FAILED: 3 cells dropped, 1 lost its

@@ -105,6 +105,7 @@ def test_a_passing_comparison_says_how_many_cells_it_gated(saved):
     nothing_gated = saved.runpytest(*ARGS, "--gaamas-compare=before")  # no allowance: compared, never gated
     assert nothing_gated.ret == pytest.ExitCode.OK
     assert " 60 cells compared with before, none gated: comparison passed in " in nothing_gated.stdout.lines[-1]
+    assert section(nothing_gated.stdout.str())[1] == "gaamas: comparison with before passed: 60 cells compared, none gated (met before and given an allowance)"
 
 
 def test_the_closing_line_counts_a_lost_cell_apart_from_the_dropped_ones():
@@ -127,7 +128,7 @@ def test_a_saved_cell_this_run_deselected_is_said_deselected_not_renamed(saved, 
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     said = " ".join(result.stdout.str().split())
     deselected = 59 if len(selection) == 1 else 1
-    assert f"gaamas: {deselected} cell{'s' if deselected > 1 else ''} of the saved run deselected in this run (rates {deselected})" in said
+    assert f"gaamas: {deselected} cell{'s' if deselected > 1 else ''} of the saved run deselected in this run (rates {deselected}), so not compared nor gated on" in said
     assert "re-parametrized" not in said
 
 
@@ -135,7 +136,7 @@ def test_deselected_under_xdist_is_said_as_without_it(saved):
     result = saved.runpytest_subprocess(*ARGS, *GATED, "-n", "2", "-k", "not rate[reference-rational-5]")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     said = " ".join(result.stdout.str().split())
-    assert "gaamas: 1 cell of the saved run deselected in this run (rates 1)" in said and "re-parametrized" not in said
+    assert "gaamas: 1 cell of the saved run deselected in this run (rates 1), so not compared nor gated on" in said and "re-parametrized" not in said
 
 
 def test_a_saved_cell_whose_behaviour_ran_and_found_no_match_is_said_renamed(saved):

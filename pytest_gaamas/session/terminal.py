@@ -105,14 +105,15 @@ def gate_section(comparison: Any, width: int, where: str) -> list[str]:
     others = [note for note in notes if note not in failing and not outcome.refused]
     cells = compare.shown_of(comparison.get("cells", []))
     whole = fill(f"gaamas: the whole comparison, every cell with its p-values: {where}", width).splitlines()
-    room = GATE_LINES - 2 - len(whole) - (1 if cells else 0)  # the title and the outcome; where the rest is; the table or why not
+    said = fill(f"gaamas: {inert.terminal(outcome.said())}", width).splitlines()  # whole: the one thing a reader must see
+    room = GATE_LINES - 1 - len(said) - len(whole) - (1 if cells else 0)  # the title, the outcome; where the rest is; the table or why not
     fitting = max(room - min(len(others), GATE_NOTES), 1)
     if len(failing) > fitting:
         rest = failing[fitting - 1 :]
         counted = ", ".join(f"{n} {mark.strip()}" for mark in compare.REGRESSION_MARKS if (n := sum(line.startswith(f"gaamas: {mark}") for line in rest)))
         failing = [*failing[: fitting - 1], f"gaamas: ... {len(rest)} more cells that failed or could not be tested ({counted})"]
     others = bounded(others, room - len(failing), "more notes")
-    lines = [cut(line, width) for line in [f"gaamas: {inert.terminal(outcome.said())}", *failing, *others]]
+    lines = [*said, *(cut(line, width) for line in [*failing, *others])]
     table = compare.render_cells(cells, width=width).splitlines() if cells else []
     if table and max(map(len, table)) <= width and 1 + len(lines) + len(table) + len(whole) <= GATE_LINES:
         lines += table
