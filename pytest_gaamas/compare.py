@@ -191,27 +191,68 @@ def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score
     return [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
 
 
-def unpaired(old: Sequence[Score], new: Sequence[Score], *, subset: bool = False) -> str | None:
-    """A note on the saved run's cells of a model and behaviour this run played that found no cell
-    to be compared with: a cell renamed or given a parameter since the run was saved is not gated
-    on, and a gate that silently skips cells would look greener than it is; ``subset``: this run chose
-    some items (``-k``, ``-m``, node ids), so a cell may simply not have been run. None when all paired."""
+@dataclass(frozen=True)
+class Selection:
+    """What this run's selection left out, for the saved cells that find no cell of this run to
+    compare with: the items pytest deselected (``-k``, ``-m``, ``--deselect``: its
+    ``pytest_deselected`` hook), each as (model, test function's node id, its parameters but the
+    model's); and where the run was given node ids, all its arguments, as node ids from the
+    rootdir (an item none of them names was never collected)."""
+
+    deselected: frozenset[tuple[str, str, frozenset[tuple[str, str]]]] = frozenset()
+    arguments: tuple[str, ...] = ()
+
+    def left_out(self, score: Score, model: str) -> bool:
+        """Whether the item of ``score`` (a saved cell; ``model``: this run's model it is compared
+        with) was left out of this run by its selection."""
+        test = score.test_id.split("[", 1)[0]
+        variant = {(k, str(v)) for k, v in score.variant.items()}
+        if any(m == model and t == test and params <= variant for m, t, params in self.deselected):
+            return True
+        return bool(self.arguments) and not any(_names(argument, score.test_id) for argument in self.arguments)
+
+
+def _names(argument: str, test_id: str) -> bool:
+    """Whether the node id ``argument`` (a folder, a file, a test, a parametrized item) selects ``test_id``."""
+    argument = argument.rstrip("/")
+    return not argument or test_id == argument or any(test_id.startswith(argument + tail) for tail in ("/", "::", "["))
+
+
+def unpaired(old: Sequence[Score], new: Sequence[Score], *, selection: Selection | None = None) -> list[str]:
+    """Notes on the saved run's cells, of a model and behaviour this run played, that found no cell
+    to be compared with: those whose item this run's ``selection`` left out are said to be
+    deselected; the others (their item ran, or no longer exists) were renamed or given a parameter
+    since the run was saved. Neither is gated on, and a gate that silently skipped them would look
+    greener than it is. None where every such cell paired."""
+    selection = selection or Selection()
     mapping = _model_mapping(old, new)
+    current = {saved: model for model, saved in mapping.items()}
     played = {(mapping.get(s.model), s.behaviour) for s in new}
     here = {(mapping.get(s.model), _cell_key(s)) for s in new}
-    lost: dict[str, int] = {}
+    deselected: dict[str, int] = {}
+    renamed: dict[str, int] = {}
     for s in old:
         if (s.model, s.behaviour) in played and (s.model, _cell_key(s)) not in here:
-            lost[s.behaviour] = lost.get(s.behaviour, 0) + 1
-    if not lost:
-        return None
-    where = ", ".join(f"{behaviour} {count}" for behaviour, count in sorted(lost.items()))
-    count = sum(lost.values())
-    if subset:
-        return (f"{count} cell{'' if count == 1 else 's'} of the saved run found no cell of this run to compare with ({where}): left out "
-                "by this run's selection (-k, -m or node ids), or renamed or re-parametrized since the run was saved; not gated on")
-    return (f"{count} cell{'' if count == 1 else 's'} of the saved run found no cell of this run to compare with, though their behaviour ran "
-            f"({where}): renamed or re-parametrized since the run was saved, so not gated on; save a run again to gate on them")
+            counts = deselected if selection.left_out(s, current.get(s.model, s.model)) else renamed
+            counts[s.behaviour] = counts.get(s.behaviour, 0) + 1
+    notes = []
+    if deselected:
+        notes.append(f"{_count(deselected)} of the saved run deselected in this run ({_where(deselected)}), so not compared nor "
+                     "gated on: their items were left out by this run's selection (-k, -m, --deselect or node ids)")  # fmt: skip
+    if renamed:
+        notes.append(f"{_count(renamed)} of the saved run found no cell of this run to compare with, though their behaviour ran "
+                     f"({_where(renamed)}): renamed or re-parametrized since the run was saved, so not gated on; save a run again "
+                     "to gate on them")  # fmt: skip
+    return notes
+
+
+def _count(by_behaviour: Mapping[str, int]) -> str:
+    count = sum(by_behaviour.values())
+    return f"{count} cell{'' if count == 1 else 's'}"
+
+
+def _where(by_behaviour: Mapping[str, int]) -> str:
+    return ", ".join(f"{behaviour} {count}" for behaviour, count in sorted(by_behaviour.items()))
 
 
 def compare(
@@ -259,25 +300,57 @@ def label(score: Score) -> str:
     return f"{test}" + (f" ({where})" if where else "") + f": {score.metric}"
 
 
+#: How each line of a cell that fails the comparison begins (its answers lost, its score fell), and of
+#: a gated cell that could not be tested: the lines a reader of the comparison needs first.
+REGRESSION_MARKS = ("LOST ", "DROP ", "untested ")
+
+
 def shown(changes: Sequence[CellChange], alpha: float = ALPHA) -> list[CellChange]:
     """What a comparison prints: the cells that dropped, changed significantly or changed verdict."""
-    return [
-        c for c in changes
-        if c.dropped or c.lost or c.untested or c.verdict_change or (not math.isnan(c.p_adjusted) and c.p_adjusted < alpha)
-    ]  # fmt: skip
+    return [c for c in changes if _shown(c.to_json(), alpha)]
+
+
+def _untested(cell: Mapping[str, Any]) -> bool:
+    return bool(cell.get("gated")) and not cell.get("lost") and cell.get("p_value") is None
+
+
+def _changed_verdict(cell: Mapping[str, Any]) -> str:
+    old, new = cell.get("old_verdict"), cell.get("new_verdict")
+    return f"{old} -> {new}" if old and new and old != new else ""
+
+
+def _significant(cell: Mapping[str, Any], alpha: float) -> bool:
+    return cell.get("p_holm") is not None and cell["p_holm"] < alpha
+
+
+def shown_of(cells: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[Mapping[str, Any]]:
+    """``shown``, of the cells as the run record holds them (``CellChange.to_json``)."""
+    return [c for c in cells if _shown(c, alpha)]
+
+
+def _shown(cell: Mapping[str, Any], alpha: float) -> bool:
+    return bool(cell.get("dropped") or cell.get("lost") or _untested(cell) or _changed_verdict(cell) or _significant(cell, alpha))
 
 
 def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TABLE_WIDTH) -> str:
+    return render_cells([c.to_json() for c in changes], alpha, width)
+
+
+def render_cells(cells: Sequence[Mapping[str, Any]], alpha: float = ALPHA, width: int = TABLE_WIDTH) -> str:
+    """The table of the cells a comparison shows, from the run record's cells; empty where none."""
     def number(x: float | None) -> str:
         return NO_VALUE if x is None or math.isnan(x) else f"{x:.3g}"
 
+    def p(x: float | None) -> str:
+        return p_value_text(math.nan if x is None else x)
+
     rows = [
-        (c.behaviour, c.cell + (" [gated]" if c.gated else ""), c.models, number(c.old.score), number(c.new.score), number(_difference(c.old, c.new)),
-         p_value_text(c.p_value), p_value_text(c.p_adjusted),
-         "LOST" if c.lost else "DROP" if c.dropped else "untested" if c.untested else
-         ("changed" if not math.isnan(c.p_adjusted) and c.p_adjusted < alpha else ""),
-         c.verdict_change)
-        for c in shown(changes, alpha)
+        (c["behaviour"], c["cell"] + (" [gated]" if c.get("gated") else ""), c["models"], number(c.get("old")), number(c.get("new")),
+         number(c.get("difference")), p(c.get("p_value")), p(c.get("p_holm")),
+         "LOST" if c.get("lost") else "DROP" if c.get("dropped") else "untested" if _untested(c) else
+         ("changed" if _significant(c, alpha) else ""),
+         _changed_verdict(c))
+        for c in shown_of(cells, alpha)
     ]  # fmt: skip
     if not rows:
         return ""
@@ -287,7 +360,8 @@ def render(changes: Sequence[CellChange], alpha: float = ALPHA, width: int = TAB
 
 def regressions(changes: Sequence[CellChange]) -> list[str]:
     """A line for each cell that fails the comparison (LOST: its usable answers lost; DROP: its score
-    fell), and for each gated cell the comparison could not test; empty where none did."""
+    fell), and for each gated cell the comparison could not test; empty where none did. What a
+    reader needs comes first, the cell's name last: a line cut short keeps its numbers."""
     def answers(score: Score) -> str:
         return f"{usable(score)} of {score.n} answers usable, {score.invalid} invalid"
 
@@ -296,17 +370,17 @@ def regressions(changes: Sequence[CellChange]) -> list[str]:
 
     lines = []
     for c in changes:
-        where = f"{c.behaviour} {c.cell} ({c.models})"
+        where = f"{c.cell} ({c.models})"
         if c.lost:
-            lines.append(f"LOST {where}: {answers(c.new)}, where the saved run had {answers(c.old)}; a cell that no longer answers "
-                         f"is a regression whatever its score ({number(c.old.score)} -> {number(c.new.score)})")  # fmt: skip
+            lines.append(f"LOST {c.behaviour}: {answers(c.new)}, where the saved run had {answers(c.old)} ({number(c.old.score)} -> "
+                         f"{number(c.new.score)}); {where}: a cell that no longer answers is a regression whatever its score")  # fmt: skip
         elif c.dropped:
-            lines.append(f"DROP {where}: {number(c.old.score)} -> {number(c.new.score)}, worse by {c.worse_by:.3g} > allowed "
-                         f"{c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}")  # fmt: skip
+            lines.append(f"DROP {c.behaviour}: {number(c.old.score)} -> {number(c.new.score)}, worse by {c.worse_by:.3g} > allowed "
+                         f"{c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}; {where}")  # fmt: skip
         elif c.untested:
-            lines.append(f"untested {where}: gated, but its change cannot be tested ({number(c.old.score)} -> {number(c.new.score)}, "
-                         f"{c.old.kind} -> {c.new.kind}, {len(c.old.sample)} and {len(c.new.sample)} observations kept); "
-                         "save a run again to gate on it")  # fmt: skip
+            lines.append(f"untested {c.behaviour}: gated, but its change cannot be tested ({number(c.old.score)} -> "
+                         f"{number(c.new.score)}, {c.old.kind} -> {c.new.kind}, {len(c.old.sample)} and {len(c.new.sample)} "
+                         f"observations kept); {where}: save a run again to gate on it")  # fmt: skip
     return lines
 
 

@@ -63,6 +63,9 @@ class GaamasHooks:
         yield
         self.session.count_table(metafunc)
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.session.deselected(items)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         terminal.announce(self.session.config, self.session.collected_items(session.items))
 

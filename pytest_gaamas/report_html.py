@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from . import drawing
+from . import drawing, gate
 from .report import SPARKS, Table, build_tables, reached, verdict_counts
 from .runlog import ItemLog, Play, RunLog
 from .usage import described, record_mode
@@ -122,15 +122,12 @@ def _header(log: RunLog) -> str:
              ("started", run.get("started", "?")), ("finished", run.get("finished", "?")),
              ("python", f"{run.get('python', '?')} on {run.get('platform', '?')}")]  # fmt: skip
     facts += [(f"asked of {model.get('model', '')}", described(model.get("usage"))) for model in run.get("models", []) if described(model.get("usage"))]
-    counts: dict[str, int] = {}
-    for item in log.items:
-        counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
-    outcome_line = ", ".join(f'<span class="{_e(_css(k))}">{v} {_e(k)}</span>' for k, v in sorted(counts.items()))
     reached_counts = reached(verdict_counts(log.scores))
     judged = ", ".join(f'<span class="{_css(verdict)}">{n} {verdict}</span>' for verdict, n in reached_counts.items())
     lines = [
         "<header><h1>pytest-gaamas report</h1>",
-        f"<p>{sum(reached_counts.values())} criteria judged: {judged}" + (f"; items: {outcome_line}" if outcome_line else "") + ".</p>",
+        *([_outcome(gate.Outcome.of(log.comparison))] if log.comparison else []),
+        f"<p>{sum(reached_counts.values())} criteria judged: {judged}.{_items(log)}</p>",
         "<table><tr><th>model</th><th>digest</th><th>server</th></tr>", *rows, "</table>",
         "<table>", *(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts), "</table>",
     ]
@@ -140,6 +137,33 @@ def _header(log: RunLog) -> str:
                      f"{kept} only, no transcripts. Run again with --gaamas-json or --gaamas-save to keep them.</p>")  # fmt: skip
     lines.append("</header>")
     return "\n".join(lines)
+
+
+def _outcome(outcome: gate.Outcome) -> str:
+    """The comparison's outcome, first in the report, linking to the comparison."""
+    head = outcome.head[0].upper() + outcome.head[1:]
+    return f'<p><a class="{"passed" if outcome.verdict == "passed" else "failed"}" href="#comparison">{_e(head)}</a>: {_e(outcome.details)}.</p>'
+
+
+#: An item's outcomes in the order the terminal's closing line counts them.
+OUTCOMES = ("passed", *(v.value for v in NOT_MET), "failed", "skipped")
+
+
+def _items(log: RunLog) -> str:
+    """`` 219 items: 13 passed, ...; 1 of them judges no criterion``: the items' own total, beside the
+    criteria's (an item may judge no criterion, or a criterion be judged in a cell that is no item of
+    its own)."""
+    if not log.items:
+        return ""
+    counts: dict[str, int] = {}
+    for item in log.items:
+        counts[item.outcome or "unknown"] = counts.get(item.outcome or "unknown", 0) + 1
+    order = [*OUTCOMES, *sorted(set(counts) - set(OUTCOMES))]
+    said = ", ".join(f'<span class="{_e(_css(k))}">{counts[k]} {_e(k)}</span>' for k in order if k in counts)
+    judging = {s.test_id for s in log.scores if s.verdict is not None}
+    unjudged = sum(item.test_id not in judging for item in log.items)
+    of_them = f"; {unjudged} of them {'judges' if unjudged == 1 else 'judge'} no criterion" if unjudged else ""
+    return f" {len(log.items)} item{'s' if len(log.items) != 1 else ''}: {said}{of_them}."
 
 
 def _behaviour(behaviour: str, log: RunLog, tables: Sequence[Table], drawn: Sequence[drawing.Drawn], plays_shown: dict[str, str]) -> str:

@@ -9,7 +9,7 @@ import re
 
 from tabulate import tabulate
 
-from . import inert
+from . import gate, inert
 from .report import build_tables, reached, verdict_counts
 from .runlog import RunLog
 from .usage import described, record_mode
@@ -27,6 +27,7 @@ def render(log: RunLog) -> str:
     lines = [
         f"# pytest-gaamas: {inert.markdown(', '.join(models) or 'no model')}",
         "",
+        *(_outcome(gate.Outcome.of(log.comparison)) if log.comparison else []),
         (f"{sum(counts.values())} criteria judged: " + ", ".join(f"**{n} {verdict}**" for verdict, n in counts.items()) + ". "
          f"{inert.markdown(log.run.get('plugin', ''))}, seed {log.run.get('seed', '?')}, trials {log.run.get('trials', '?')}, "
          f"temperature {log.run.get('temperature', '?')}, record mode {inert.markdown(record_mode(log.run))}."),
@@ -93,14 +94,17 @@ def _within_limit(text: str) -> str:
     return kept[: kept.rfind("\n")] + cut
 
 
+def _outcome(outcome: gate.Outcome) -> list[str]:
+    """The comparison's outcome, first: ``**Comparison with baseline FAILED**: 3 cells dropped, ...``."""
+    return [f"**{inert.markdown(outcome.head[0].upper() + outcome.head[1:])}**: {inert.markdown(outcome.details)}.", ""]
+
+
 def _comparison(comparison: dict) -> list[str]:
     cells = comparison.get("cells", [])
     # A cell that lost its usable answers fails the comparison as a drop does, and is listed with them.
     dropped = [c for c in cells if c.get("dropped") or c.get("lost")]
-    lost = sum(bool(c.get("lost")) for c in dropped)
-    verdict = (f"**{len(dropped)} cell{'s' if len(dropped) != 1 else ''} dropped{f' ({lost} lost their answers)' if lost else ''}**"
-               if dropped else "**no cell dropped**")  # fmt: skip
-    lines = [f"## Compared with {inert.markdown(comparison.get('with', ''))}: {verdict}", ""]
+    outcome = gate.Outcome.of(comparison)
+    lines = [f"## Compared with {inert.markdown(outcome.against)}: **{outcome.verdict}**, {inert.markdown(outcome.details)}", ""]
     lines += [f"- {inert.markdown(note)}" for note in comparison.get("notes", [])]
     if dropped:
         rows = [[c["behaviour"], c["cell"], c["models"], _number(c.get("old")), _number(c.get("new")), _number(c.get("p_holm"))]

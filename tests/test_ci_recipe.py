@@ -5,6 +5,7 @@ command gets a private runs and journal folder and nothing else."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,8 @@ def test_the_ci_recipe_gates_on_regressions_and_on_nothing_else(smollm2_replay, 
     cells = json.loads((tmp_path / "run.json").read_text())["comparison"]["cells"]
     assert len(cells) > 50 and not any(c["dropped"] for c in cells)  # the same cassettes replay the same scores
     assert all(c["p_value"] in (None, 1.0) and c["difference"] in (None, 0.0) for c in cells)
+    gated = sum(c["gated"] for c in cells)
+    assert f" {gated} gated cells held: comparison with baseline passed in " in unchanged.stdout.strip().splitlines()[-1]
 
     path = tmp_path / "runs" / "baseline.json"
     document = json.loads(path.read_text())
@@ -47,3 +50,10 @@ def test_the_ci_recipe_gates_on_regressions_and_on_nothing_else(smollm2_replay, 
     regressed = candidate(tmp_path, [worst["test_id"].split("::")[0]])
     assert regressed.returncode == 1, regressed.stdout[-2000:]
     assert f"DROP {worst['behaviour']}" in regressed.stdout
+    # A CI log says it on its last line, and the comparison's section fits a screen, its outcome and DROP line first.
+    lines = regressed.stdout.strip().splitlines()
+    assert re.search(r" 1 of \d+ gated cells? regressed: comparison with baseline FAILED \(1 dropped, 0 lost\) in ", lines[-1]), lines[-1]
+    start = next(i for i, line in enumerate(lines) if "gaamas: compared with baseline: FAILED" in line)
+    section = lines[start:-1]
+    assert len(section) <= 40 and max(map(len, section)) <= 120, "\n".join(section)
+    assert section[1].startswith("gaamas: comparison with baseline FAILED: 1 cell dropped, 0 lost") and section[2].startswith(f"gaamas: DROP {worst['behaviour']}: 1 -> ")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import compare, report, report_markdown, runlog, stats
+from pytest_gaamas import compare, inert, report, report_markdown, runlog, stats
 from pytest_gaamas.report import Score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,12 +88,32 @@ def test_saved_cells_that_find_no_partner_though_their_behaviour_ran_are_said():
     saved = [score(stats.wilson(20, 30)), score(stats.wilson(20, 30), behaviour="commons", row={"cell": "harsh"}),
              score(stats.wilson(20, 30), behaviour="dictator_preferences")]  # fmt: skip
     now = [score(stats.wilson(20, 30)), score(stats.wilson(20, 30), behaviour="commons", row={"cell": "harsh", "simulation": "agents"})]
-    note = compare.unpaired(saved, now)
+    (note,) = compare.unpaired(saved, now)
     assert note.startswith("1 cell of the saved run found no cell") and "(commons 1)" in note and "dictator" not in note  # not run: not counted
-    assert compare.unpaired(saved[:1], now[:1]) is None
+    assert compare.unpaired(saved[:1], now[:1]) == []
     assert "renamed or re-parametrized since the run was saved, so not gated on" in note
-    chosen = compare.unpaired(saved, now, subset=True)  # -k, -m or node ids chose what ran: the cell may just not have run
-    assert "left out by this run's selection (-k, -m or node ids), or renamed" in chosen
+
+
+def test_saved_cells_whose_items_this_run_deselected_are_said_deselected_not_renamed():
+    """-k, -m or --deselect left an item out (pytest's ``pytest_deselected``), or node ids named
+    other items: its saved cells are deselected; a cell whose item ran, or is named and no longer
+    exists, was renamed or re-parametrized."""
+    proposer = dataclasses.replace(score(stats.wilson(20, 30)), variant={"generation": "actions", "role": "proposer"},
+                                   test_id="behaviours/test_ultimatum.py::test_ultimatum[embedded:smollm2-proposer-actions]")  # fmt: skip
+    responder = score(stats.wilson(20, 30))
+    saved, now = [proposer, responder], [responder]
+    (renamed,) = compare.unpaired(saved, now)
+    assert "renamed or re-parametrized" in renamed and "deselected" not in renamed
+    by_k = compare.Selection(frozenset({("embedded:smollm2", "behaviours/test_ultimatum.py::test_ultimatum",
+                                         frozenset({("role", "proposer")}))}))  # fmt: skip
+    (deselected,) = compare.unpaired(saved, now, selection=by_k)
+    assert deselected.startswith("1 cell of the saved run deselected in this run (ultimatum 1)") and "renamed" not in deselected
+    other_model = compare.Selection(frozenset({("embedded:gemma3-270m", *next(iter(by_k.deselected))[1:])}))
+    assert "renamed" in compare.unpaired(saved, now, selection=other_model)[0]  # another model's item was deselected, not this one's
+    by_node_id = compare.Selection(arguments=(responder.test_id,))
+    assert "deselected in this run" in compare.unpaired(saved, now, selection=by_node_id)[0]
+    for whole in ("behaviours/test_ultimatum.py", "behaviours/test_ultimatum.py::test_ultimatum", "behaviours", ""):
+        assert "renamed" in compare.unpaired(saved, now, selection=compare.Selection(arguments=(whole, responder.test_id)))[0], whole
 
 
 def test_a_model_whose_weights_changed_under_its_name_is_noticed():
@@ -143,11 +163,13 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
 
     code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=passing)
     assert code == 1 and "DROP ultimatum" in output
-    assert "1 dropped in the comparison in" in output.strip().splitlines()[-1], output.strip().splitlines()[-1]
+    closing = output.strip().splitlines()[-1]
+    assert "1 of 1 gated cell regressed: comparison with good FAILED (1 dropped, 0 lost) in" in closing, closing
     (dropped,) = [c for c in report["comparison"]["cells"] if c["dropped"]]
     assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(16 / 30)
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
-    assert code == 0 and "DROP" not in output and "dropped in the comparison" not in output  # the behaviour's allowance wins
+    assert code == 0 and "DROP" not in output and "FAILED" not in output  # the behaviour's allowance wins
+    assert "1 gated cell held: comparison with good passed in" in output.strip().splitlines()[-1]
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=dollars=0", select=passing)
     assert code == 0 and "DROP" not in output  # a fall in a rate is not judged by an allowance in dollars
 
@@ -334,7 +356,9 @@ def test_a_met_cell_whose_answers_are_all_invalid_now_is_lost_and_fails_the_gate
     assert change.lost and compare.failed([change])
     assert compare.shown([change]) == [change] and "LOST" in compare.render([change])
     (line,) = compare.regressions([change])
-    assert line.startswith("LOST ultimatum test_ultimatum (generation actions, role responder): acceptance rate")
+    assert line.startswith("LOST ultimatum: 0 of 30 answers usable, 30 invalid")
+    assert line.endswith("; test_ultimatum (generation actions, role responder): acceptance rate (embedded:smollm2): a cell that no "
+                         "longer answers is a regression whatever its score")  # fmt: skip
     assert "0 of 30 answers usable, 30 invalid, where the saved run had 30 of 30 answers usable, 0 invalid" in line
     assert "nan" not in line.lower() and change.to_json()["lost"] is True
 
@@ -379,9 +403,10 @@ def test_a_model_that_stops_answering_fails_the_session(tmp_path):
     code, output, report = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", select=nothing_usable)
     assert code == 1, output[-3000:]
     assert "LOST first_order_rationality" in output and "0 of 30 answers usable, 30 invalid" in " ".join(output.split())
-    assert "1 dropped in the comparison in" in output.strip().splitlines()[-1]  # the closing line says the gate failed
+    assert "regressed: comparison with good FAILED (0 dropped, 1 lost) in" in output.strip().splitlines()[-1]  # the closing line says the gate failed
     (lost,) = [c for c in report["comparison"]["cells"] if c["lost"]]
     assert lost["old_usable"] == 30 and lost["new_usable"] == 0
     log = runlog.read(tmp_path / "run-1.json")
     assert log.comparison["cells"][0]["lost"]  # the run log with its losses reads back
-    assert "**1 cell dropped (1 lost their answers)**" in report_markdown.render(log)  # the summary says it failed, and why
+    summary = report_markdown.render(log)  # the summary says it failed first, and why
+    assert summary.split("\n")[2] == f"**Comparison with good FAILED**: {inert.markdown('0 cells dropped, 1 lost its answers (of the 1 gated)')}."

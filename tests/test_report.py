@@ -485,7 +485,7 @@ def test_the_markdown_summary_of_a_thousand_drops_and_findings_fits_a_pull_reque
     log = dataclasses.replace(log, comparison={"with": "saved.json", "notes": [], "cells": [cell] * 1000})
     summary = report_markdown.render(log)
     assert len(summary) <= report_markdown.MARKDOWN_LIMIT < 65_536
-    assert "**1000 cells dropped**" in summary and f"... and {1000 - report_markdown.FINDINGS_SHOWN} more dropped cells" in summary
+    assert f"**FAILED**, {inert.markdown('1000 cells dropped, 0 lost their answers (of the 1000 gated)')}" in summary and f"... and {1000 - report_markdown.FINDINGS_SHOWN} more dropped cells" in summary
     assert summary.count("| a cell") == report_markdown.FINDINGS_SHOWN
     assert summary.endswith("the run log and the HTML report have it all.\n") and "## Criteria missed (1000)" in summary
     small = report_markdown.render(runlog.parse(json.dumps(three_verdicts_log())))

@@ -25,6 +25,8 @@ from . import cassette_check, outputs, xdist
 from .findings import VERDICT_OF_PROPERTY, Finding, reported_verdict
 
 UNAVAILABLE_SKIP = " (found by an earlier item; its other items are skipped)"
+#: The key of a worker's deselected items in xdist's ``workeroutput``: under xdist, the workers select.
+DESELECTED_OUTPUT = "gaamas_deselected"
 
 
 @dataclass
@@ -72,6 +74,9 @@ class Session:
     ending: Ending = field(default_factory=Ending)
     written: outputs.Written = field(default_factory=outputs.Written)
     cassettes: cassette_check.CassetteCheck | None = None
+    #: The items this run's selection deselected (-k, -m, --deselect), as [model, test function, parameters];
+    #: on the controller under xdist, every worker's.
+    deselected_items: list[list[Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.is_worker = xdist.is_worker(self.config)
@@ -142,6 +147,14 @@ class Session:
                 spec, count = json.loads(str(value))
                 self.progress(f"{report.nodeid.split('::', 1)[-1]}: {count} exchanges recorded live from {spec}")
 
+    def deselected(self, items: list[pytest.Item]) -> None:
+        """Items left out by -k, -m or --deselect: a saved run's cells of theirs are said to be deselected."""
+        for item in items:
+            params = item.callspec.params if hasattr(item, "callspec") else {}
+            if "gaamas_model" in params:
+                kept = {k: str(v) for k, v in params.items() if k != "gaamas_model" and isinstance(v, (str, int, float, bool))}
+                self.deselected_items.append([str(params["gaamas_model"]), item.nodeid.split("[", 1)[0], kept])
+
     def collected_items(self, items: list[pytest.Item]) -> list[str] | None:
         """The files this process's items are in; on the controller, where answers come from, to be
         said before anything runs, where an item asks for the ``gaamas`` fixture (None: nothing to say)."""
@@ -166,6 +179,7 @@ class Session:
         crash = xdist.receive(node, error, self.collected)
         if crash:
             self.errors.append(crash)
+        self.deselected_items += json.loads(getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, "[]"))
 
     # -- the end --------------------------------------------------------------------------------------
 
@@ -177,6 +191,7 @@ class Session:
                 self.collected.add_usage(spec, model.usage.to_json())
         if self.is_worker:
             xdist.send(self.config, self.collected, plays=self.settings.keeps_run_log)
+            self.config.workeroutput[DESELECTED_OUTPUT] = json.dumps(self.deselected_items)  # type: ignore[attr-defined]
             return self.ending
         if self.settings.check_cassettes:
             self.cassettes = cassette_check.check(self.settings, {spec: self.model(spec) for spec in self.settings.models},
@@ -209,9 +224,22 @@ class Session:
             path, saved = compare.load_run(against, self.settings.runs_dir)
         except compare.CompareError as error:
             return gate.refused(against, str(error))
-        option = self.config.option
-        subset = bool(getattr(option, "keyword", "") or getattr(option, "markexpr", "") or any("::" in a for a in self.config.args))
-        return gate.decide(saved, record, against=against, saved_path=path, allowed_drops=self.settings.allowed_drops, subset=subset)
+        return gate.decide(saved, record, against=against, saved_path=path, allowed_drops=self.settings.allowed_drops,
+                           selection=self.selection())  # fmt: skip
+
+    def selection(self) -> compare.Selection:
+        """What this run's selection left out: the items deselected, and the node ids it was given."""
+        deselected = frozenset((model, test, frozenset(params.items())) for model, test, params in self.deselected_items)
+        arguments = [argument.split("::", 1) for argument in self.config.args]
+        if not any(len(parts) == 2 for parts in arguments):
+            return compare.Selection(deselected)
+        root, here = Path(self.config.rootpath).resolve(), Path(self.config.invocation_params.dir)
+        named = []
+        for path, *rest in arguments:
+            where = (here / path).resolve()
+            relative = where.relative_to(root).as_posix() if where.is_relative_to(root) else path
+            named.append("::".join([relative, *rest]) if relative != "." else "")
+        return compare.Selection(deselected, tuple(named))
 
     @functools.cached_property
     def null_rates(self) -> dict[str, Any]:

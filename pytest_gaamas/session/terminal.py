@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from .. import compare, inert
+from .. import compare, gate, inert
 from ..report import TABLE_WIDTH, build_tables
 from ..verdicts import NOT_MET, Verdict
 from .findings import Finding, findings_by_test, findings_heading
@@ -17,8 +17,13 @@ if TYPE_CHECKING:
 #: Findings listed one by one without -v: about a screenful. Past it, a line per test function
 #: counts them, as pytest cuts a long diff short and says how to see it whole.
 FINDINGS_LISTED = 20
-#: The closing line's word for the cells a comparison failed on (dropped, or their answers lost).
-DROPPED = "dropped in the comparison"
+#: The comparison's section: at most this many lines, its separator among them, none wider than
+#: the summary's width (a line is cut short, a table too wide or too long is left to the files that
+#: hold the whole comparison); the outcome and the lines of the cells that failed come first.
+GATE_LINES = 40
+#: Notes other than the failing cells' kept in the section when the failing cells fill it.
+GATE_NOTES = 8
+ELLIPSIS = "\u2026"
 
 
 def fill(line: str, width: int) -> str:
@@ -41,9 +46,10 @@ def announce(config: Any, lines: list[str] | None, *, after_status_line: bool = 
 def summary(reporter: Any, session: Session) -> None:
     """The tables, findings, checks and comparison of the run, from its record."""
     settings, record, decision = session.settings, session.record, session.ending.decision
-    verdicts_in_order(reporter)
-    if decision is not None and decision.failed:  # the closing line says the comparison failed, and how many cells
-        reporter.stats[DROPPED] = decision.dropped
+    comparison = record.comparison if record is not None else None
+    if comparison is None and decision is not None:
+        comparison = decision.to_json()  # the record could not be made: what was decided is said all the same
+    closing_line(reporter, gate.Outcome.of(comparison) if comparison is not None else None)
     for error in session.errors + session.written.errors:
         reporter.write_line(inert.terminal(f"gaamas: {error}"), red=True, bold=True)
     for reason, count in sorted(session.skipped_unavailable.items()):
@@ -81,13 +87,80 @@ def summary(reporter: Any, session: Session) -> None:
     for what, path in session.written.views:
         reporter.write_line(inert.terminal(f"gaamas: wrote the {what} to {path}"))
     say_usage(reporter, session)
-    if decision is not None:
-        reporter.write_sep("=", inert.terminal(f"gaamas: compared with {decision.against}"))
-        table = compare.render(decision.changes, width=width)
-        if table:
-            reporter.write_line(table)
-        for note in decision.notes:
-            reporter.write_line(inert.terminal(f"gaamas: {note}"))
+    if comparison is not None:
+        title, *lines = gate_section(comparison, width, views(settings))
+        reporter.write_sep("=", title, fullwidth=width)
+        for line in lines:
+            reporter.write_line(line)
+
+
+def gate_section(comparison: Any, width: int, where: str) -> list[str]:
+    """The comparison's section, its title first, in at most ``GATE_LINES`` lines none wider than
+    ``width``: the outcome, the lines of the cells that failed (LOST, DROP) and of the gated cells
+    that could not be tested, the other notes, and the table of the cells that changed where it fits;
+    ``where`` says where the whole of it is."""
+    outcome = gate.Outcome.of(comparison)
+    notes = [inert.terminal(f"gaamas: {note}") for note in comparison.get("notes", [])]
+    failing = [note for mark in compare.REGRESSION_MARKS for note in notes if note.startswith(f"gaamas: {mark}")]  # LOST, DROP, untested
+    others = [note for note in notes if note not in failing and not outcome.refused]
+    cells = compare.shown_of(comparison.get("cells", []))
+    whole = fill(f"gaamas: the whole comparison, every cell with its p-values: {where}", width).splitlines()
+    said = fill(f"gaamas: {inert.terminal(outcome.said())}", width).splitlines()  # whole: the one thing a reader must see
+    room = GATE_LINES - 1 - len(said) - len(whole) - (1 if cells else 0)  # the title, the outcome; where the rest is; the table or why not
+    fitting = max(room - min(len(others), GATE_NOTES), 1)
+    if len(failing) > fitting:
+        rest = failing[fitting - 1 :]
+        counted = ", ".join(f"{n} {mark.strip()}" for mark in compare.REGRESSION_MARKS if (n := sum(line.startswith(f"gaamas: {mark}") for line in rest)))
+        failing = [*failing[: fitting - 1], f"gaamas: ... {len(rest)} more cells that failed or could not be tested ({counted})"]
+    others = bounded(others, room - len(failing), "more notes")
+    lines = [*said, *(cut(line, width) for line in [*failing, *others])]
+    table = compare.render_cells(cells, width=width).splitlines() if cells else []
+    if table and max(map(len, table)) <= width and 1 + len(lines) + len(table) + len(whole) <= GATE_LINES:
+        lines += table
+    elif cells:
+        size = f"{max(map(len, table))} columns wide, {len(table)} lines"
+        lines.append(cut(f"gaamas: the table of the {len(cells)} cell{'s' if len(cells) != 1 else ''} that changed is not printed "
+                         f"here ({size})", width))  # fmt: skip
+    return [inert.terminal(f"gaamas: compared with {outcome.against}: {outcome.verdict}"), *lines, *whole]
+
+
+def bounded(lines: list[str], room: int, more: str) -> list[str]:
+    """``lines`` within ``room`` lines, the last of them saying how many more are left out."""
+    room = max(room, 1)
+    if len(lines) <= room:
+        return lines
+    return [*lines[: room - 1], f"gaamas: ... {len(lines) - room + 1} {more}"]
+
+
+def cut(line: str, width: int) -> str:
+    """A line no wider than ``width``, cut short with an ellipsis where it is wider."""
+    return line if len(line) <= width else line[: width - 1] + ELLIPSIS
+
+
+def closing_line(reporter: Any, outcome: gate.Outcome | None) -> None:
+    """pytest's closing line counts the verdicts in order and ends with the comparison's outcome:
+    ``4 of 30 gated cells regressed: comparison with baseline FAILED (3 dropped, 1 lost)``,
+    ``30 gated cells held: comparison with baseline passed``."""
+    said = None if outcome is None else closing_words(outcome)
+    if said is not None:
+        count, words = said
+        reporter.stats[words] = [outcome] * count
+    verdicts_in_order(reporter, last=[said[1]] if said else [])
+
+
+def closing_words(outcome: gate.Outcome) -> tuple[int, str] | None:
+    """The comparison's part of the closing line, as pytest writes it: a count, then words."""
+    against = outcome.against
+    if outcome.refused:
+        return 1, f"comparison with {against} refused"
+    if outcome.failed:
+        return (outcome.dropped + outcome.lost, f"of {outcome.gated} gated cell{'s' if outcome.gated != 1 else ''} regressed: "
+                f"comparison with {against} FAILED ({outcome.dropped} dropped, {outcome.lost} lost)")  # fmt: skip
+    if outcome.gated:
+        return outcome.gated, f"gated cell{'s' if outcome.gated != 1 else ''} held: comparison with {against} passed"
+    if outcome.compared:
+        return outcome.compared, f"cell{'s' if outcome.compared != 1 else ''} compared with {against}, none gated: comparison passed"
+    return None
 
 
 def views(settings: Any) -> str:
@@ -113,10 +186,11 @@ def say_usage(reporter: Any, session: Session) -> None:
         reporter.write_line(f"gaamas: {budget.taken:,} of the run's {budget.cap:,} live requests (--gaamas-max-requests) sent")
 
 
-def verdicts_in_order(reporter: Any) -> None:
+def verdicts_in_order(reporter: Any, last: list[str] | None = None) -> None:
     """The closing line counts the verdicts in one order, "passed, missed, at chance, inconclusive",
-    whichever an item reached first: pytest lists the words it does not know in the order first seen."""
-    stats, words = reporter.stats, [verdict.value for verdict in NOT_MET]
+    whichever an item reached first (pytest lists the words it does not know in the order first
+    seen), then ``last``."""
+    stats, words = reporter.stats, [verdict.value for verdict in NOT_MET] + (last or [])
     if not any(word in stats for word in words):
         return
     ordered = {key: value for key, value in stats.items() if key not in words} | {word: stats[word] for word in words if word in stats}
