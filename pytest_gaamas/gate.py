@@ -116,12 +116,16 @@ def decide(saved: RunLog, current: RunLog, *, against: str, saved_path: Path, al
     notes = compare.digest_changes(saved.run, current.run)
     notes += compare.unpaired(saved.scores, current.scores, selection=selection)
     tested = [c for c in changes if not math.isnan(c.p_value)]
-    gated = [c for c in tested if c.gated]
+    gated = [c for c in changes if c.gated]
+    gated_tested = [c for c in gated if not math.isnan(c.p_value)]
+    lost = sum(c.lost for c in gated)
+    untested = sum(not c.lost and math.isnan(c.p_value) for c in gated)
+    besides = "".join(f", {count} {what}" for count, what in ((lost, "lost their answers"), (untested, "could not be tested")) if count)
     moved = compare.shown(changes)
     notes.append(
         f"{len(changes)} cells paired with {saved_path}, {len(tested)} tested; gated on the {len(gated)} whose criterion the saved run "
-        f"met (one-sided, Holm over those {len(gated)}), the other {len(tested) - len(gated)} shown where they changed (Holm over "
-        f"them); {len(moved) or 'nothing'} changed" + ("" if moved else ", nothing to show")
+        f"met ({len(gated_tested)} tested one-sided, Holm over those{besides}), the other {len(tested) - len(gated_tested)} shown "
+        f"where they changed (Holm over them); {len(moved) or 'nothing'} changed" + ("" if moved else ", nothing to show")
     )
     notes += compare.verdict_changes(changes)
     notes += compare.regressions(changes)
