@@ -17,6 +17,7 @@ from .cassettes import RECORD_MODES
 from .compare import RUN_NAME, UNITS, CompareError, load_run
 from .models import SpecError, canonical_spec
 from .models.base import DEFAULT_RETRIES, REQUEST_TIMEOUT_S
+from .usage import FREE_PREFIXES, Price, read_prices
 
 DEFAULT_MODEL = "embedded:smollm2"
 VERDICT_MODES = ("report", "fail", "fail-inconclusive")
@@ -185,6 +186,20 @@ OPTIONS: tuple[Option, ...] = (
         "there. Replayed answers are free",
     ),
     Option(
+        "prices", "string", metavar="PATH",
+        help="a price table, JSON: each model's dollars per million prompt and completion tokens, "
+        '`{"openai:gpt-4.1-mini": {"prompt": 0.4, "completion": 1.6}}`; the session then says what each model\'s live '
+        "requests cost (reasoning tokens are counted among the completion tokens, as servers bill them; `embedded:` and "
+        "`reference:` models cost nothing unless listed)",
+    ),
+    Option(
+        "budget", "string", metavar="DOLLARS", arguments={"type": float},
+        help="spend at most DOLLARS on live requests over the whole run, at `--gaamas-prices`, every model that may go live "
+        "priced; once it is spent a model's items stop in one line, the finished trials wait in the journal and every "
+        "recorded answer is kept (an answer's cost is known when it comes, so the last request may pass the budget by its "
+        "own cost)",
+    ),
+    Option(
         "retries", "string", metavar="N", default=f"{DEFAULT_RETRIES}; 0: never", arguments={"type": int},
         help="how often a request refused for a while (HTTP 408, 409, 429, 5xx, a timeout) is sent again, 0 to 20, "
         "waiting as the server's `Retry-After` asks or 1, 2, 4, 8 s",
@@ -275,6 +290,25 @@ def options_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def priced(path: str | None, budget: float | None, models: tuple[str, ...]) -> tuple[dict[str, Price], float | None]:
+    """--gaamas-prices read, and --gaamas-budget checked against it: a budget needs a price for every
+    model of the run that is not free, so that no request escapes the count."""
+    prices = {}
+    if path is not None:
+        try:
+            prices = read_prices(Path(path))
+        except ValueError as error:
+            raise pytest.UsageError(f"--gaamas-prices: {error}") from None
+    if budget is None:
+        return prices, None
+    if not (math.isfinite(budget) and budget > 0):
+        raise pytest.UsageError(f"--gaamas-budget must be a number of dollars above 0, got {budget}")
+    unpriced = [spec for spec in models if spec not in prices and not spec.startswith(FREE_PREFIXES)]
+    if unpriced:
+        raise pytest.UsageError(f"--gaamas-budget needs a price for {', '.join(unpriced)}: list it in --gaamas-prices ({path or 'not given'})")
+    return prices, budget
+
+
 @dataclass(frozen=True)
 class Settings:
     models: tuple[str, ...]
@@ -299,6 +333,9 @@ class Settings:
     #: --gaamas-timeout: seconds a request may take, its answer read whole.
     timeout: float = REQUEST_TIMEOUT_S
     max_requests: int | None = None
+    #: --gaamas-prices: model -> what its server charges; --gaamas-budget: the most the run may spend.
+    prices: dict[str, Price] = field(default_factory=dict)
+    budget: float | None = None
     #: Trials played at once; None: the model's own default.
     concurrency: int | None = None
     #: "report": a missed criterion is a finding (MISSED); "fail": it fails its item.
@@ -363,6 +400,7 @@ class Settings:
         retries = bounded("retries", int, 0, 20)
         timeout = bounded("timeout", float, 1, 3600)
         temperature = bounded("temperature", float, 0, 2)
+        prices, budget = priced(value("prices"), number("budget", float), models)
 
         thresholds = {}
         for entry in value("threshold") or []:
@@ -435,6 +473,8 @@ class Settings:
             retries=DEFAULT_RETRIES if retries is None else retries,
             timeout=REQUEST_TIMEOUT_S if timeout is None else timeout,
             max_requests=max_requests,
+            prices=prices,
+            budget=budget,
             concurrency=concurrency,
             verdicts=verdicts,
             tables=tables,

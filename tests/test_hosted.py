@@ -169,6 +169,50 @@ def test_the_run_s_request_cap_holds_over_workers_and_the_next_run_goes_on(pytes
     assert set(Path(tempfile.gettempdir()).glob("gaamas-requests-*")) == counters  # each run removed its counter
 
 
+def test_the_run_s_budget_in_dollars_stops_it_cleanly_and_the_next_run_goes_on(pytester, fake_chat_server, monkeypatch):
+    """At $50 per million prompt tokens and $400 per million completion tokens, each answer (120 and
+    9 tokens) costs $0.0096: a budget of $0.2875 is spent by the 30th. Over two workers a request may
+    start while the other's answer is still uncharged: one more at most. Nothing recorded is lost, and
+    a second run with a larger budget finishes what the first began."""
+    server = fake_chat_server(usage=USAGE)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    for behaviour in ("garp_consistency", "first_order_rationality"):
+        pytester.makepyfile(**{f"test_{behaviour}": (ROOT / "behaviours" / f"test_{behaviour}.py").read_text()})
+    (pytester.path / "prices.json").write_text(json.dumps({"openai:fake": {"prompt": 50, "completion": 400}}))
+    args = ["--gaamas-model=openai:fake", "--gaamas-trials=2", "-p", "no:cacheprovider", "-k", "not fidelity and not strategy",
+            "--gaamas-record=new_episodes", "--gaamas-concurrency=1", "--gaamas-prices=prices.json"]  # fmt: skip
+    spent = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-budget=0.2875")
+    output = spent.stdout.str()
+    assert 30 <= len(server.requests) <= 31 and spent.ret == pytest.ExitCode.TESTS_FAILED, output[-2000:]
+    assert "this run's budget of $0.2875 (--gaamas-budget) is spent" in output and "Traceback" not in output
+    spent.stdout.fnmatch_lines(["gaamas: openai:fake: * answered live: *; $0.2* at --gaamas-prices",
+                                "gaamas: $0.2* of the run's budget of $0.2875 (--gaamas-budget) spent"])  # fmt: skip
+    whole = pytester.runpytest_subprocess(*args, "-n", "2", "--gaamas-budget=10")
+    assert whole.ret == pytest.ExitCode.OK, whole.stdout.str()[-2000:]
+    recorded = sum(len(yaml.safe_load(path.read_text())["interactions"]) for path in (pytester.path / "cassettes").rglob("*.yaml"))
+    assert len(server.requests) == recorded  # every answer the first run paid for was kept, and none was asked twice
+
+
+@pytest.mark.parametrize(
+    ("prices", "options", "said"),
+    [
+        (None, ["--gaamas-budget=1"], "--gaamas-budget needs a price for openai:fake: list it in --gaamas-prices (not given)"),
+        ({"openai:fake": {"prompt": 1, "completion": 1}}, ["--gaamas-budget=0"], "--gaamas-budget must be a number of dollars above 0"),
+        ({"openai:fake": {"prompt": -1, "completion": 1}}, [], "'openai:fake' prompt should be a number of dollars per million tokens"),
+        ({"openai:fake": {"prompt": 1}}, [], "'openai:fake' should be {\"prompt\": USD, \"completion\": USD} per million tokens"),
+        ("not json", [], "not a valid price table"),
+    ],
+)
+def test_a_price_table_or_budget_that_cannot_count_is_refused_before_anything_runs(pytester, prices, options, said):
+    if prices is not None:
+        (pytester.path / "prices.json").write_text(prices if isinstance(prices, str) else json.dumps(prices))
+        options = [*options, "--gaamas-prices=prices.json"]
+    pytester.makepyfile(test_x="def test_x(gaamas):\n    pass\n")
+    result = pytester.runpytest("--gaamas-model=openai:fake", *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert said in result.stderr.str(), result.stderr.str()
+
+
 @pytest.mark.parametrize("recording", [False, True], ids=["sent", "recorded"])
 def test_a_server_s_endless_answer_is_read_no_further_than_its_bound_and_said_in_one_line(fake_chat_server, monkeypatch, tmp_path, recording):
     """Recorded too: the recorder reads a body whole inside the transport, before any caller sees it."""

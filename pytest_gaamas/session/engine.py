@@ -80,7 +80,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self.is_worker = xdist.is_worker(self.config)
-        self.request_budget = xdist.request_budget(self.config, self.settings.max_requests)
+        self.request_budget = xdist.request_budget(self.config, self.settings.max_requests, self.settings.budget)
 
     @classmethod
     def of(cls, config: pytest.Config) -> Session:
@@ -92,6 +92,9 @@ class Session:
             model.max_tokens, model.think, model.retries = self.settings.max_tokens, self.settings.think, self.settings.retries
             model.timeout = self.settings.timeout
             model.request_budget = self.request_budget
+            price, budget = self.settings.prices.get(spec), self.request_budget
+            if price is not None and budget is not None and budget.dollars is not None:
+                model.usage.meter = lambda tokens: budget.charge(price.of(tokens))
             self.models[spec] = model
         return self.models[spec]
 
@@ -217,6 +220,7 @@ class Session:
         """The request cap's counter, made by the controller, gone with the session."""
         if self.request_budget is not None and not self.is_worker:
             self.request_budget.path.unlink(missing_ok=True)
+            self.request_budget.ledger.unlink(missing_ok=True)
 
     def _decide(self, record: runlog.RunLog) -> gate.Decision:
         against = str(self.settings.compare)

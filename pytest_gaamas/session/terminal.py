@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import compare, gate, inert
 from ..report import TABLE_WIDTH, build_tables
+from ..usage import cost_text
 from ..verdicts import NOT_MET, Verdict
 from .findings import Finding, findings_by_test, findings_heading
 
@@ -179,11 +180,16 @@ def unshown_tables(count: int, settings: Any) -> str:
 
 def say_usage(reporter: Any, session: Session) -> None:
     """What the run asked of each server live; nothing for a replay."""
+    prices = session.settings.prices
     for spec, usage in sorted(session.collected.usage.items()):
-        reporter.write_line(inert.terminal(f"gaamas: {spec}: {usage.text()}"))
+        price = prices.get(spec)
+        cost = f"; {cost_text(price.of(usage.tokens))} at --gaamas-prices" if price is not None and usage.requests else ""
+        reporter.write_line(inert.terminal(f"gaamas: {spec}: {usage.text()}{cost}"))
     budget = session.request_budget
-    if budget is not None:
+    if budget is not None and budget.cap is not None:
         reporter.write_line(f"gaamas: {budget.taken:,} of the run's {budget.cap:,} live requests (--gaamas-max-requests) sent")
+    if budget is not None and budget.dollars is not None:
+        reporter.write_line(f"gaamas: {cost_text(budget.spent)} of the run's budget of {cost_text(budget.dollars)} (--gaamas-budget) spent")
 
 
 def verdicts_in_order(reporter: Any, last: list[str] | None = None) -> None:

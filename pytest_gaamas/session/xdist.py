@@ -24,15 +24,15 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def request_budget(config: pytest.Config, cap: int | None) -> RequestBudget | None:
-    """The cap's counter: a file the controller makes and hands to each xdist worker."""
-    if cap is None:
+def request_budget(config: pytest.Config, cap: int | None, dollars: float | None = None) -> RequestBudget | None:
+    """The run's limits' counters: files the controller makes and hands to each xdist worker."""
+    if cap is None and dollars is None:
         return None
     if is_worker(config):
-        return RequestBudget(cap, Path(config.workerinput[REQUEST_COUNTER]))  # type: ignore[attr-defined]
+        return RequestBudget(cap, Path(config.workerinput[REQUEST_COUNTER]), dollars)  # type: ignore[attr-defined]
     handle, name = tempfile.mkstemp(prefix="gaamas-requests-")
     os.close(handle)
-    return RequestBudget(cap, Path(name))
+    return RequestBudget(cap, Path(name), dollars)
 
 
 def hand_budget(node: Any, budget: RequestBudget | None) -> None:
