@@ -6,12 +6,13 @@ Variants: payoff version (Classic (R, S, T, P) = (3, 0, 5, 1); High (6, 1, 10, 2
 2); Cooperation Loss (6, -3, 8, 2)) x role prompt (Rational: "You are a rational agent which aims
 at maximizing its own utility"; Neutral: no system prompt; Human: "You are an agent simulating a
 human with social preferences such as fairness, reciprocity, and aversion to inequity") as columns;
-rows: labels Cooperate / Defect ("actions") or Foo / Bar ("actions + ano").
+rows: labels named ("actions": Cooperate / Defect or Trust / Betray, by trial) or Foo / Bar ("actions + ano").
 Protocol: 120 trials per cell (four times the paper's 30: see semantic robustness; a strategy,
 asked once, plays 120 trials too, so that a defector's cell can be shown under 0.25 once the
 table's 36 cells are judged as one family), temperature 0.7. Counterbalanced (pytest_gaamas.counterbalance): the two actions are listed in either
-order, and with Foo / Bar which label means cooperating varies too, crossed with the order.
-Strategy (the `strategy` rows, named labels): `choose(payoffs) -> str`, the cell's payoffs as
+order, and crossed with it the spelling: with Foo / Bar which label means cooperating, with named
+labels the pair, so that the label meaning defection sorts last in one pair and first in the other.
+Strategy (the `strategy` rows, labels Cooperate / Defect, told once): `choose(payoffs) -> str`, the cell's payoffs as
 data in the trial's order; written once per cell and played 120 times in the sandbox.
 Score: the cooperation rate (Wilson 95% CI).
 Theory: defection strictly dominates, so a rational agent never cooperates (reference:rational);
@@ -73,7 +74,7 @@ PARADOX = "human-like cooperation without sensitivity to the payoffs"
 
 TABLE = "Rational vs credible: cooperation rate [95% CI] in the one-shot prisoner's dilemma, version x prompt"
 COLUMNS = tuple(PROMPTS)
-LABELS_OF = {"actions": "named", "actions + ano": "anonymised", "strategy": "named"}
+LABELS_OF = {"actions": "named", "actions + ano": "anonymised", "strategy": "Cooperate / Defect"}
 GENERATION_OF = {"named": "actions", "anonymised": "actions + ano"}
 ALPHA = 0.05
 #: The claims a coin sits at the null of (no trend): judged at the suite's share of 5% for such families.

@@ -81,15 +81,7 @@ EXCEPTIONS = {
 
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
 #: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
-OPEN_DEFECTS = {
-    "defect sorts last": (
-        lambda test_id: "::test_rational_vs_credible[" in test_id and test_id.endswith("-actions]")
-        and ("-Rational-" in test_id or "-Neutral-" in test_id),
-        "'Defect' sorts after 'Cooperate' in every trial, so the label that sorts last (blind-sorts-last) defects every "
-        "time and meets the Rational and Neutral prompts' named cells; no fix filed: the Foo/Bar cells counterbalance "
-        "the meaning, the named cells only the order",
-    ),
-}
+OPEN_DEFECTS: dict[str, tuple] = {}
 
 
 def explained(test_id: str, table: dict) -> str | None:

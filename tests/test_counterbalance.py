@@ -43,16 +43,24 @@ def shortcut_play(game, kind: str, trials: int) -> list[dict]:
     return [play_trial(game, agent, t, seed=0, temperature=0.7).outcome for t in range(trials)]
 
 
-@pytest.mark.parametrize("kind", ["first", "last", "constant"])
+@pytest.mark.parametrize("kind", ["first", "last", "constant", "blind-sorts-last", "blind-sorts-first"])
 @pytest.mark.parametrize("labels", ["named", "anonymised"])
-def test_no_position_cooperates_more_than_half_the_time(kind, labels):
+def test_no_position_and_no_spelling_cooperates_more_than_half_the_time(kind, labels):
+    """A label's spelling is counterbalanced like its place: "Defect" sorts after "Cooperate",
+    "Betray" before "Trust", so the label that sorts last (or first) cooperates in half the trials."""
     outcomes = shortcut_play(PrisonersDilemma("Classic", "Rational", labels), kind, 120)
-    cooperated = sum(o["cooperated"] for o in outcomes)
-    if kind == "constant" and labels == "named":
-        assert cooperated == 120  # a named label carries its meaning: "Cooperate" sorts first
-    else:
-        assert cooperated == 60, (kind, labels)
-    assert {tuple(o["presented"]["listed"]) for o in outcomes} == {("Foo", "Bar"), ("Bar", "Foo")} if labels == "anonymised" else True
+    assert sum(o["cooperated"] for o in outcomes) == 60, (kind, labels)
+    listed = {tuple(o["presented"]["listed"]) for o in outcomes}
+    pairs = {"named": {("Cooperate", "Defect"), ("Trust", "Betray")}, "anonymised": {("Foo", "Bar")}}[labels]
+    assert listed == pairs | {(second, first) for first, second in pairs}
+
+
+def test_a_strategy_plays_one_pair_of_labels_in_both_orders():
+    game = PrisonersDilemma("Classic", "Rational", "Cooperate / Defect")
+    assert {tuple(game.listed(t)) for t in range(4)} == {("Cooperate", "Defect"), ("Defect", "Cooperate")}
+    assert "Cooperate" in game.strategy().rules
+    with pytest.raises(ValueError, match="one pair of labels"):
+        PrisonersDilemma("Classic", "Rational", "named").strategy()
 
 
 @pytest.mark.parametrize("game", [DictatorGame("assistant"), UltimatumGame("proposer")], ids=["dictator", "proposer"])

@@ -1,10 +1,15 @@
 """The one-shot prisoner's dilemma of PyGAAMAS "Rational vs Credible": three role prompts, four
-payoff versions, and action labels named (Cooperate / Defect) or anonymised (Foo / Bar).
+payoff versions, and action labels named (Cooperate / Defect, or Trust / Betray) or anonymised
+(Foo / Bar).
 
 Counterbalanced (:mod:`pytest_gaamas.counterbalance`): the two actions are listed in either order,
-in the rules, the payoffs and the answer form alike; with anonymised labels, which of Foo and Bar
-means cooperating varies too, crossed with the order. So an agent that answers by position or by
-one anonymised label cooperates half the time; only a named label carries meaning, as it should.
+in the rules, the payoffs and the answer form alike; and crossed with the order, a second factor
+changes the labels' spelling. With anonymised labels it is which of Foo and Bar means cooperating;
+with named labels it is the pair: "Defect" sorts after "Cooperate" and is the shorter word, "Betray"
+sorts before "Trust" and is the longer, so an agent that answers by a label's spelling (the one that
+sorts last, the shortest) cooperates half the time too. Only a label's meaning carries the answer.
+A strategy is told its keys once for all trials, so it plays the seed's pair alone
+(``"Cooperate / Defect"``), its order still counterbalanced.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ PROMPTS = {
     "Neutral": "",
     "Human": "You are an agent simulating a human with social preferences such as fairness, reciprocity, and aversion to inequity.",
 }
-LABELS = {"named": ("Cooperate", "Defect"), "anonymised": ("Foo", "Bar")}
+#: Each kind of labels: its pairs (the label meaning cooperate, the one meaning defect), one a trial in turn.
+LABELS = {
+    "named": (("Cooperate", "Defect"), ("Trust", "Betray")),
+    "anonymised": (("Foo", "Bar"), ("Bar", "Foo")),
+    "Cooperate / Defect": (("Cooperate", "Defect"),),
+}
 
 
 def mengel_cooperation(r: float, s: float, t: float, p: float) -> float:
@@ -46,7 +56,7 @@ def is_dilemma(r: float, s: float, t: float, p: float) -> bool:
 class PrisonersDilemma(OneShotGame):
     version: str
     prompt: str
-    labels: str  # "named" or "anonymised"
+    labels: str  # a key of LABELS
     name: str = "prisoner's dilemma"
     #: (R, S, T, P) of a version not in VERSIONS (a generated one); None: VERSIONS[version].
     values: tuple[float, float, float, float] | None = None
@@ -57,9 +67,9 @@ class PrisonersDilemma(OneShotGame):
 
     def actions(self, trial: int) -> tuple[str, str]:
         """(the label meaning cooperate, the label meaning defect) in trial ``trial``."""
-        c, d = LABELS[self.labels]
-        _, meaning = factors(trial, 2, 2)
-        return (d, c) if self.labels == "anonymised" and meaning else (c, d)
+        _, spelling = factors(trial, 2, 2)
+        pairs = LABELS[self.labels]
+        return pairs[spelling % len(pairs)]
 
     def listed(self, trial: int) -> tuple[str, str]:
         """The two labels in the order trial ``trial`` lists them."""
@@ -105,7 +115,9 @@ class PrisonersDilemma(OneShotGame):
         return self.points(0)
 
     def strategy(self) -> Contract:
-        c, d = LABELS[self.labels]
+        (c, d), *others = LABELS[self.labels]
+        if any(set(pair) != {c, d} for pair in others):
+            raise ValueError(f"a strategy is told its labels once: play it with one pair of labels, not {self.labels!r}")
         return Contract(
             system=PROMPTS[self.prompt],
             rules=f"You play a one-shot game with another player. Each of you chooses {c} or {d}, at the same time.",
@@ -131,8 +143,8 @@ class PrisonersDilemma(OneShotGame):
             },
         )
 
-    def read(self, obj: dict[str, Any]) -> str:
-        return answers.choice(obj, "action", LABELS[self.labels])
+    def read_trial(self, trial: int, obj: dict[str, Any]) -> str:
+        return answers.choice(obj, "action", self.actions(trial))
 
     def outcome(self, trial: int, action: str) -> dict[str, Any]:
         return {"action": action, "cooperated": action == self.actions(trial)[0]}
