@@ -632,23 +632,36 @@ def _model(kind: Any) -> Any:
     from typing_extensions import NotRequired, TypedDict
 
     origin, arguments = typing.get_origin(kind), typing.get_args(kind)
+    first = _first_only()
     if _is_enum(kind):
         return Literal[tuple(m.value for m in kind)]
     if origin in (Union, types.UnionType):
         return functools.reduce(operator.or_, map(_model, arguments))
     if _fixed(kind):
         item = _model(functools.reduce(operator.or_, arguments))
-        return typing.Annotated[list[item], Len(len(arguments), len(arguments))]  # type: ignore[valid-type]
+        return typing.Annotated[list[item], Len(len(arguments), len(arguments)), first]  # type: ignore[valid-type]
     if origin in (list, tuple, Sequence):
-        return list[_model(arguments[0])]  # type: ignore[misc]
+        return typing.Annotated[list[_model(arguments[0])], first]  # type: ignore[misc]
     if origin in (dict, Mapping):
-        return dict[str, _model(arguments[1])]  # type: ignore[misc]
+        return typing.Annotated[dict[str, _model(arguments[1])], first]  # type: ignore[misc]
     if dataclasses.is_dataclass(kind) or _is_record(kind):
         fields, required = _fields(kind)
         shapes = {name: _model(of) if name in required else NotRequired[_model(of)] for name, of in fields.items()}
         closed = dataclasses.is_dataclass(kind)  # a record read into a class has no field beyond the class's
         return with_config(ConfigDict(strict=True, extra="forbid" if closed else "ignore"))(TypedDict(kind.__name__, shapes))  # type: ignore[operator]
     return kind
+
+
+@functools.cache
+def _first_only() -> Any:
+    """Pydantic's mark that a list's or a dict's first wrong item is told, not the next million a
+    hostile file may hold; hashable, as a union's arms are."""
+    from pydantic import FailFast
+
+    class FirstOnly(FailFast):
+        __hash__ = object.__hash__
+
+    return FirstOnly()
 
 
 def _damaged(kind: Any, error: Mapping[str, Any]) -> _Damaged:
