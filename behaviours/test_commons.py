@@ -92,9 +92,9 @@ CELLS = (FULL, LIGHT, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER, ALTRUI
 #: Where the omniscient script is played beside the agents.
 SCRIPT_CELLS = (FULL, NEITHER, ALTRUISTIC, RICH)
 #: The cells played: those recorded (10 societies each, in cassettes/). A cell of the design joins
-#: them, and the claims that need it, once --gaamas-record=once has recorded it; the counterbalanced
+#: them, and the claims that need it, once --gaamas-record=new_episodes has recorded it; the counterbalanced
 #: lake changed every prompt, and the cells below are those recorded since.
-RECORDED = (FULL, NEITHER, VOTE_ALONE)
+RECORDED = (FULL, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER)
 SCRIPT_RECORDED = ()
 RUNS = tuple((*c, "agents") for c in RECORDED) + tuple((*c, "script") for c in SCRIPT_RECORDED)
 CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" + ("" if simulation == "agents" else f", {simulation}")
