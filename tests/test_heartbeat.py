@@ -57,7 +57,7 @@ def test_a_live_cell_whose_server_is_slow_says_it_is_waiting_against_a_slow_loop
     server = fake_chat_server(delay=0.4)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setattr("pytest_gaamas.heartbeat.HEARTBEAT_EVERY_S", 0.1)
-    result = behaviour_project.runpytest("--gaamas-model=openai:fake", "--gaamas-trials=1", "-p", "no:cacheprovider")
+    result = behaviour_project.runpytest("--gaamas-model=openai:fake", "--gaamas-trials=1", "--gaamas-record=new_episodes", "-p", "no:cacheprovider")
     waiting = [line for line in result.stdout.lines if "still waiting for an answer" in line]
     assert waiting and all("test_garp_consistency[openai-fake]: openai:fake" in line for line in waiting), result.stdout.str()[-2000:]
     assert (behaviour_project.path / "cassettes" / "openai-fake" / "garp_consistency" / "test_garp_consistency.yaml").is_file()
@@ -66,7 +66,7 @@ def test_a_live_cell_whose_server_is_slow_says_it_is_waiting_against_a_slow_loop
 def test_a_replay_says_nothing_of_waiting(behaviour_project, fake_chat_server, monkeypatch):
     server = fake_chat_server()
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    assert behaviour_project.runpytest("--gaamas-model=openai:fake", "--gaamas-trials=1", "-p", "no:cacheprovider").ret == 0
+    assert behaviour_project.runpytest("--gaamas-model=openai:fake", "--gaamas-trials=1", "--gaamas-record=new_episodes", "-p", "no:cacheprovider").ret == 0
     monkeypatch.setattr("pytest_gaamas.heartbeat.HEARTBEAT_EVERY_S", 0.1)
     replay = behaviour_project.runpytest("--gaamas-model=openai:fake", "--gaamas-trials=1", "--gaamas-record=none", "-p", "no:cacheprovider")
     assert replay.ret == 0 and "still waiting" not in replay.stdout.str()
