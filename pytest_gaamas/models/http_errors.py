@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import MissingCassette
+
+
+def in_chain(error: BaseException | None, matches: Callable[[BaseException], bool]) -> BaseException | None:
+    """The first exception in ``error``'s chain (its causes and contexts) that ``matches``: however a
+    client wraps what went wrong, the cause is read where it is."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if matches(error):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _cassette_refusal(error: BaseException | None) -> BaseException | None:
     """The vcrpy refusal hidden in an exception's chain, if replay-only mode, or ``once`` replaying a
     cassette that exists, refused a request."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if type(error).__name__ == "CannotOverwriteExistingCassetteException":
-            return error
-        error = error.__cause__ or error.__context__
-    return None
+    return in_chain(error, lambda e: type(e).__name__ == "CannotOverwriteExistingCassetteException")
 
 
 def raise_if_cassette_miss(error: BaseException, request_summary: str) -> None:

@@ -17,7 +17,7 @@ from ..play import Reply, Request
 from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
 from .base import Model
 from .bounded import bounded_transport, too_large
-from .http_errors import is_transport_error, raise_if_cassette_miss
+from .http_errors import in_chain, is_transport_error, raise_if_cassette_miss
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 MAX_DIGEST_CHARS = 200
@@ -28,13 +28,7 @@ BACKOFF_S = 1.0
 def timed_out(error: BaseException | None) -> bool:
     """Whether ``error`` is a timeout, however the client wrapped it: a server that took the request
     and did not answer in time, which is not a server that cannot be reached."""
-    for _ in range(10):
-        if error is None:
-            return False
-        if isinstance(error, (httpx.TimeoutException, TimeoutError)):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+    return in_chain(error, lambda e: isinstance(e, (httpx.TimeoutException, TimeoutError))) is not None
 
 
 class _TimedOut(Exception):

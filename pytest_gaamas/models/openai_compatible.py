@@ -18,7 +18,7 @@ from ..play import Reply, Request
 from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
 from .base import Model
 from .bounded import too_large
-from .http_errors import is_transport_error, raise_if_cassette_miss
+from .http_errors import in_chain, is_transport_error, raise_if_cassette_miss
 
 # A replay is served from the cassette without the client (``cassettes.Replayer``): it is imported
 # when a request goes to a server, or through vcrpy.
@@ -69,12 +69,7 @@ def completion_problem(completion) -> str | None:
 def _timed_out(error: BaseException) -> bool:
     """Whether ``error`` is a timeout, however the client wrapped it (a slow connect can arrive as a
     connection error caused by the socket's TimeoutError)."""
-    seen = 0
-    while error is not None and seen < 10:
-        if isinstance(error, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
-            return True
-        error, seen = error.__cause__ or error.__context__, seen + 1
-    return False
+    return in_chain(error, lambda e: isinstance(e, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException))) is not None
 
 
 def summary(request: Request, name: str) -> str:
