@@ -600,24 +600,59 @@ def ordered_groups_greater(groups: Sequence[Sequence[float]]) -> tuple[float, fl
     the null the group labels are exchangeable, so the p is the share of the labellings with the same
     group sizes whose statistic reaches the observed one: exact (every labelling) up to
     ``EXACT_LABELLINGS``, seeded draws above. (nan, 1.0) with fewer than two non-empty groups."""
-    sizes = [len(g) for g in groups if len(g)]
-    if len(sizes) < 2:
+    return ordered_groups_greater_within([groups])
+
+
+def ordered_groups_greater_within(strata: Sequence[Sequence[Sequence[float]]]) -> tuple[float, float]:
+    """``ordered_groups_greater`` where the values come in strata (the selfish and the altruistic
+    villagers), each with its own groups in the same order: the statistic is summed over the strata and
+    the labels are exchanged only within a stratum, so what sets the strata apart (a persona that asks
+    more) cannot pass for a rise. Exact while the strata's labellings, multiplied, number at most
+    ``EXACT_LABELLINGS``; past it, ``PERMUTATIONS`` seeded draws beside the observed labelling, so
+    the smallest p is 1 / (``PERMUTATIONS`` + 1). (nan, 1.0) where no stratum has two non-empty groups."""
+    frozen = tuple(tuple(tuple(float(v) for v in group) for group in groups) for groups in strata)
+    return _ordered_within(frozen)
+
+
+@functools.lru_cache(maxsize=256)
+def _ordered_within(strata: tuple[tuple[tuple[float, ...], ...], ...]) -> tuple[float, float]:
+    # Cached because a behaviour judges every cell of its family in each cell's item.
+    blocks = []  # per stratum: its statistic under each labelling tried, the observed labelling's first
+    observed = pairs = 0.0
+    counts = []
+    for groups in strata:
+        sizes = [len(g) for g in groups if len(g)]
+        if len(sizes) < 2:
+            continue
+        values = np.concatenate([np.asarray(g, dtype=float) for g in groups if len(g)])
+        rises = (values[None, :] > values[:, None]) + 0.5 * (values[None, :] == values[:, None])
+        labels = np.repeat(np.arange(len(sizes)), sizes)
+        observed += float(_rising_pairs(labels[None, :], rises, len(sizes))[0])
+        pairs += sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:])
+        counts.append(math.factorial(len(values)) // math.prod(math.factorial(s) for s in sizes))
+        blocks.append((sizes, labels, rises))
+    if not blocks:
         return math.nan, 1.0
-    values = np.concatenate([np.asarray(g, dtype=float) for g in groups if len(g)])
-    rises = (values[None, :] > values[:, None]) + 0.5 * (values[None, :] == values[:, None])
-    observed_labels = np.repeat(np.arange(len(sizes)), sizes)
-    count = math.factorial(len(values)) // math.prod(math.factorial(s) for s in sizes)
-    if count <= EXACT_LABELLINGS:
-        labellings = np.array(list(_labellings(sizes)))
+    if math.prod(counts) <= EXACT_LABELLINGS:
+        statistics = np.zeros(1)
+        for sizes, _, rises in blocks:  # every labelling of every stratum: the sums of all their pairings
+            statistics = np.add.outer(statistics, _rising_pairs(np.array(list(_labellings(sizes))), rises, len(sizes))).ravel()
     else:
         rng = np.random.default_rng(0)
-        labellings = np.vstack([observed_labels, np.array([rng.permutation(observed_labels) for _ in range(PERMUTATIONS)])])
-    statistics = ((labellings[:, :, None] < labellings[:, None, :]) * rises).sum(axis=(1, 2))
-    observed = float(((observed_labels[:, None] < observed_labels[None, :]) * rises).sum())
-    pairs = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:])
+        statistics = np.zeros(PERMUTATIONS + 1)
+        for sizes, labels, rises in blocks:
+            drawn = np.vstack([labels, np.array([rng.permutation(labels) for _ in range(PERMUTATIONS)])])
+            statistics = statistics + _rising_pairs(drawn, rises, len(sizes))
     p = float(np.mean(statistics >= observed - 1e-9))
     return 2 * observed / pairs - 1, p
 
+
+def _rising_pairs(labellings: npt.NDArray[np.int_], rises: npt.NDArray[np.float64], groups: int) -> npt.NDArray[np.float64]:
+    """Jonckheere-Terpstra's statistic under each labelling (a row): the sum of ``rises`` over the
+    pairs whose first value is labelled with an earlier group than the second."""
+    one_hot = (labellings[:, :, None] == np.arange(groups)).astype(float)  # labelling x value x group
+    between = one_hot.transpose(0, 2, 1) @ rises @ one_hot  # labelling x group x group: the rises from one to the other
+    return (between * np.triu(np.ones((groups, groups)), 1)).sum(axis=(1, 2))
 
 
 def _labellings(sizes: Sequence[int]):

@@ -500,3 +500,41 @@ def test_ordered_groups_greater_is_jonckheere_terpstra_exact():
     concordance, p = ordered_groups_greater([values[:2], values[2:4], values[4:]])
     assert p == pytest.approx(brute) and concordance == pytest.approx(2 * observed / (2 * 2 + 2 * 1 + 2 * 1) - 1)
     assert ordered_groups_greater([[1.0, 2.0]])[1] == 1.0  # one group: nothing to order
+
+
+def test_ordered_groups_greater_within_strata_is_exact_and_blind_to_what_sets_strata_apart():
+    """Two strata of villagers (personas): the p is the share of the labellings exchanged within
+    each stratum, counted by brute force; a stratum that asks more everywhere, listed more often at
+    the larger scales, is a rise pooled but none within; one stratum is the plain test; past the
+    exact limit, a perfect rise reaches the floor of the seeded draws and no further."""
+    import itertools
+
+    from pytest_gaamas.stats import PERMUTATIONS, ordered_groups_greater, ordered_groups_greater_within
+
+    strata = [[[3.0, 1.0], [4.0]], [[1.0], [5.0, 9.0], [2.0]]]
+
+    def statistic(labelled):
+        return sum((b > a) + 0.5 * (b == a) for groups in labelled for i, g in enumerate(groups) for h in groups[i + 1:] for a in g for b in h)
+
+    def relabel(groups, order):
+        sizes, out, at = [len(g) for g in groups], [], 0
+        for size in sizes:
+            out.append(list(order[at:at + size]))
+            at += size
+        return out
+
+    pooled = [[v for g in groups for v in g] for groups in strata]
+    every = [statistic([relabel(strata[0], a), relabel(strata[1], b)])
+             for a in itertools.permutations(pooled[0]) for b in itertools.permutations(pooled[1])]
+    observed = statistic(strata)
+    concordance, p = ordered_groups_greater_within(strata)
+    assert p == pytest.approx(sum(s >= observed for s in every) / len(every))
+    assert concordance == pytest.approx(2 * observed / (2 * 1 + 1 * 2 + 1 * 1 + 2 * 1) - 1)
+
+    confounded = [[[1.0] * 6, [1.0] * 2, [1.0] * 2], [[7.0] * 2, [7.0] * 6, [7.0] * 6]]  # the greedy listed at the larger lakes
+    assert ordered_groups_greater([[v for s in confounded for v in s[k]] for k in range(3)])[1] < 0.05
+    assert ordered_groups_greater_within(confounded) == (0.0, 1.0)
+    assert ordered_groups_greater_within([[[2, 2, 2, 2], [8, 8, 8], [33, 33, 33]]]) == ordered_groups_greater([[2, 2, 2, 2], [8, 8, 8], [33, 33, 33]])
+    perfect = [[[1.0] * 8, [2.0] * 6, [3.0] * 6], [[1.5] * 8, [2.5] * 6, [3.5] * 6]]
+    assert ordered_groups_greater_within(perfect) == (1.0, pytest.approx(1 / (PERMUTATIONS + 1)))
+    assert ordered_groups_greater_within([[[1.0], []], [[], [2.0]]]) == (pytest.approx(float("nan"), nan_ok=True), 1.0)
