@@ -31,11 +31,13 @@ every society lives to round 10; reference:random over-harvests and collapses wi
 Verdict, per cell: the lower 95% bound of the survival rate to round 10, over the three scales,
 reaches `min_survival` (0.5): a constant catch lives at one scale at most, 4 of 10 societies,
 [0.17, 0.69]. Override with --gaamas-threshold=commons.min_survival=VALUE.
-Whether the catch reads the lake, per cell: the first round's catch asked (a society's mean) rises
-with the lake's scale (Jonckheere-Terpstra's exact permutation test over the societies, one-sided,
-Holm over the cells with its contrary, at 0.05 / 12: a blind agent sits at its null, one of the
-suite's families listed in verdicts.BLIND_NULLS); a catch that ignores the lake is the same at every
-scale.
+Whether the catch reads the lake, per cell: the first amount of fish named in a society (its cap
+where the village votes first, else its catch) rises with the lake's scale (Jonckheere-Terpstra's
+permutation test, one-sided, Holm over the cells of one simulation with its contrary, at 0.05 / 12:
+a blind agent sits at its null, one of the suite's families listed in verdicts.BLIND_NULLS). Separate
+villagers are asked apart before anyone speaks, so each villager is a unit, its labels exchanged
+within its persona; the script writes a round in one answer, so there a society's mean is. A catch
+that ignores the lake is the same at every scale.
 The seed's findings, each its own test over two cells (replayed): a log-rank test, one-sided at
 0.05 after Holm's correction over the family of nine, that the first cell's societies survive
 longer than the second's (agents). Adoption, social learning's effect on choices: how often a
@@ -64,7 +66,16 @@ import pytest
 
 from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, LINE, RATE, VIOLIN, Figure
-from pytest_gaamas.games.commons import MODULES, PUNISHMENT, SCALES, SIMULATIONS, Commons, adoptions, persona_catches
+from pytest_gaamas.games.commons import (
+    MODULES,
+    PUNISHMENT,
+    SCALES,
+    SIMULATIONS,
+    Commons,
+    adoptions,
+    first_amounts,
+    persona_catches,
+)
 from pytest_gaamas.report import NO_VALUE, cell, p_value_text
 
 SOCIETIES = 10
@@ -91,11 +102,11 @@ RICH, RICH_ALTRUISTIC = ("rich", "mixed", "all modules"), ("rich", "altruistic",
 CELLS = (FULL, LIGHT, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER, ALTRUISTIC, SELFISH, SELFISH_VOTE_ALONE, RICH, RICH_ALTRUISTIC)
 #: Where the omniscient script is played beside the agents.
 SCRIPT_CELLS = (FULL, NEITHER, ALTRUISTIC, RICH)
-#: The cells played: those recorded (10 societies each, in cassettes/). A cell of the design joins
-#: them, and the claims that need it, once --gaamas-record=new_episodes has recorded it; the counterbalanced
-#: lake changed every prompt, and the cells below are those recorded since.
-RECORDED = (FULL, NO_PUNISHMENT, VOTE_ALONE, LEARNING_ALONE, NEITHER)
-SCRIPT_RECORDED = ()
+#: The cells played: those recorded (10 societies each, in cassettes/), every one of the design. A
+#: cell added to the design joins them, and the claims that need it, once --gaamas-record=new_episodes
+#: has recorded it.
+RECORDED = CELLS
+SCRIPT_RECORDED = SCRIPT_CELLS
 RUNS = tuple((*c, "agents") for c in RECORDED) + tuple((*c, "script") for c in SCRIPT_RECORDED)
 CELL_LABELS = tuple(f"{environment} lake, {personas}, {ablation}" + ("" if simulation == "agents" else f", {simulation}")
                     for environment, personas, ablation, simulation in RUNS)  # fmt: skip
@@ -385,7 +396,7 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
     difference = stats.mean_difference(selfish, altruistic)
     label = f"{environment} lake, {ablation}" + series(simulation, ", ")
     gaamas.score(
-        table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=0, n=len(selfish),
+        table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=len(outcomes) - len(selfish), n=len(outcomes),
         verdict=claim.verdict, columns=PARADOX_COLUMNS, worse="down", unit="",
         criterion=f"in the same society the selfish villagers ask more than the altruistic: sign-flip permutation test over the societies, "
                   f"one-sided p < {verdicts.blind_null(PERSONAS_CLAIM):.3g} after Holm's correction over the {len(tests)} mixed cells and their "
@@ -428,48 +439,68 @@ def test_commons_adoption(gaamas, shown, not_shown):
 
 
 LAKE_CLAIM = "the commons' catch follows the lake"
-READS_TABLE = "The commons: does the first round's catch follow the lake's size? (catch asked, a society's mean [95% CI])"
+#: Separate villagers are asked apart in round one, so each villager's first amount is a unit; the
+#: script writes a society's round in one answer, so there the society is.
+READS_TABLES = {"agents": "The commons: does each villager's first catch follow the lake's size? (its first cap or catch, mean [95% CI])",
+                "script": "The commons: does the script's first catch follow the lake's size? (a society's mean first cap or catch [95% CI])"}  # fmt: skip
 READS_COLUMNS = ("lake x1/4", "lake x1", "lake x4", "concordance (-1 to 1)", "p (rises, one-sided)", "p (Holm)")
 
 
-def first_catches(records) -> dict[float, list[float]]:
-    """Per scale, each society's mean first-round catch over the villagers whose answer was readable."""
-    catches: dict[float, list[float]] = {s: [] for s in SCALES}
+def first_catches(records, simulation) -> tuple[dict[str, dict[float, list[float]]], int]:
+    """Per stratum and scale, the first amounts named (agents: each villager's, a stratum a persona;
+    script: each society's mean, one stratum), and how many units named none readable."""
+    strata: dict[str, dict[float, list[float]]] = {}
+    unreadable = 0
     for outcome in (r.outcome for r in records):
-        first = outcome["rounds"][0]
-        asked = [v for name, v in first["wanted"].items() if name not in first["unreadable"]]
-        if asked:
-            catches[outcome["scale"]].append(sum(asked) / len(asked))
-    return catches
+        amounts = first_amounts(outcome)
+        if simulation == "script":
+            found = {"society": [sum(amounts.values()) / len(amounts)] if amounts else []}
+            unreadable += not amounts
+        else:
+            found = {}
+            for name, persona in outcome["personas"].items():
+                found.setdefault(persona, []).extend([amounts[name]] if name in amounts else [])
+            unreadable += len(outcome["personas"]) - len(amounts)
+        for stratum, values in found.items():
+            strata.setdefault(stratum, {s: [] for s in SCALES})[outcome["scale"]].extend(values)
+    return strata, unreadable
 
 
 def lake_test(gaamas, run):
     _, records = societies(gaamas, *run)
-    catches = first_catches(records)
-    concordance, p = stats.ordered_groups_greater([catches[s] for s in SCALES])
-    return catches, concordance, p, stats.ordered_groups_greater([catches[s] for s in reversed(SCALES)])[1]
+    strata, unreadable = first_catches(records, run[3])
+    groups = [[by_scale[s] for s in SCALES] for _, by_scale in sorted(strata.items())]
+    concordance, p = stats.ordered_groups_greater_within(groups)
+    pooled = {s: [v for by_scale in strata.values() for v in by_scale[s]] for s in SCALES}
+    return pooled, unreadable, concordance, p, stats.ordered_groups_greater_within([list(reversed(g)) for g in groups])[1]
 
 
 @pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), RUNS)
 def test_commons_catch_follows_the_lake(gaamas, environment, personas, ablation, simulation):
-    tests = {run: lake_test(gaamas, run) for run in RUNS}
+    family = [run for run in RUNS if run[3] == simulation]
+    tests = {run: lake_test(gaamas, run) for run in family}
     claim = verdicts.family({run: (p, contrary) for run, (*_, p, contrary) in tests.items()},
                             verdicts.blind_null(LAKE_CLAIM))[(environment, personas, ablation, simulation)]  # fmt: skip
-    catches, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
+    catches, unreadable, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
+    unit, units = ("villager", "villagers") if simulation == "agents" else ("society", "societies")
+    named = "each villager names" if simulation == "agents" else "a society's villagers name on average"
     label = f"{environment} lake, {personas}, {ablation}" + series(simulation, ", ")
     gaamas.score(
-        table=READS_TABLE, metric="concordance of the first catch with the lake's scale", estimate=stats.Estimate(concordance, concordance, concordance, sum(map(len, catches.values()))),
-        invalid=0, verdict=claim.verdict, columns=READS_COLUMNS, unit="",
-        criterion=f"the first round's catch rises with the lake's scale: Jonckheere-Terpstra permutation test over the societies, one-sided "
-                  f"p < {verdicts.blind_null(LAKE_CLAIM):.3g} after Holm's correction over the {len(tests)} cells and their contraries "
-                  f"({verdicts.blind_null_words(LAKE_CLAIM)}); contradicted where it falls as significantly",
+        table=READS_TABLES[simulation], metric="concordance of the first catch with the lake's scale",
+        estimate=stats.Estimate(concordance, concordance, concordance, sum(map(len, catches.values()))), invalid=unreadable,
+        verdict=claim.verdict, columns=READS_COLUMNS, unit="",
+        criterion=f"the first amount {named} (its cap where the village votes first, else its catch) rises with the lake's "
+                  f"scale: Jonckheere-Terpstra permutation test over the {units}"
+                  + (", labels exchanged within each persona" if simulation == "agents" else "")
+                  + f", one-sided p < {verdicts.blind_null(LAKE_CLAIM):.3g} after Holm's correction over the {len(tests)} cells of {'separate villagers' if simulation == 'agents' else 'the script'} "
+                  f"and their contraries ({verdicts.blind_null_words(LAKE_CLAIM)}); contradicted where it falls as significantly",
         cells={**{column: cell(stats.mean(catches[s])) for column, s in zip(READS_COLUMNS, SCALES)},
                READS_COLUMNS[3]: NO_VALUE if math.isnan(concordance) else f"{concordance:.2f}", READS_COLUMNS[4]: p_value_text(p),
                READS_COLUMNS[5]: p_value_text(claim.p_adjusted)},
         row={"cell": label}, row_rank=rank(environment, personas, ablation, simulation), verdict_label=SUPPORT[claim.verdict],
         details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size,
-                 "first_catches": {str(s): v for s, v in catches.items()}},
+                 "unit": unit, "first_catches": {str(s): v for s, v in catches.items()}},
     )  # fmt: skip
-    gaamas.verdict(claim.verdict, f"{label}: the first catch asked is {', '.join(cell(stats.mean(catches[s])) for s in SCALES)} at lakes "
-                                  f"x1/4, x1, x4 (concordance {concordance:.2f}, p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} "
-                                  f"after Holm over {claim.family_size} p-values)")  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{label}: the first catch named is {', '.join(cell(stats.mean(catches[s])) for s in SCALES)} at lakes "
+                                  f"x1/4, x1, x4, a {unit}'s (concordance {concordance:.2f}, p = {p_value_text(p)}, "
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip

@@ -134,6 +134,10 @@ def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(
     assert "agents" in {s["variant"]["simulation"] for s in cells} <= {"agents", "script"}  # the script where recorded
     claims = [s for s in document["scores"] if "::test_commons_claim[" in s["test_id"]]
     assert claims and not any(s["passed"] for s in claims)  # every cell alike: no claim can be supported
+    # Its first catch is its share of the lake it is shown, so it follows the lake in every run of the
+    # design at once: the criterion can be met where it is judged, villagers apart and the script's societies.
+    lake = [s for s in document["scores"] if "::test_commons_catch_follows_the_lake[" in s["test_id"]]
+    assert len(lake) == len(recorded) and all(s["passed"] for s in lake), [(s["test_id"], s["details"]["p_holm"]) for s in lake]
 
 
 #: The behaviours without a strategy row in the seed: a portfolio of 25 budgets, and two models talking.

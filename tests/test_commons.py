@@ -12,7 +12,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_gaamas import answers, stats, verdicts
-from pytest_gaamas.games.commons import MODULES, NAMES, NOBODY, SCALES, Commons, adoptions, gini, plurality, similarity
+from pytest_gaamas.games.commons import (
+    MODULES,
+    NAMES,
+    NOBODY,
+    SCALES,
+    Commons,
+    adoptions,
+    first_amounts,
+    gini,
+    plurality,
+    similarity,
+)
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import Reply, play_trial
 
@@ -363,3 +374,12 @@ def test_a_strategy_that_repeats_the_forms_placeholder_states_nothing():
     outcome = play_trial(Commons(), Placeholder(), 0, seed=0, temperature=0.7).outcome
     assert all(r["strategies"] == {} for r in outcome["rounds"]) and outcome["leakage"]["acts"] == 0
     assert similarity("Catch five fish.", "catch five fish") == 1.0 and similarity("", "x") == 0.0
+
+
+def test_the_first_amount_is_the_cap_proposed_where_the_village_votes_first_else_the_catch():
+    """Before anyone has spoken: with a vote, the caps proposed (readable ones only); without, the
+    catches asked, an unreadable one naming none."""
+    voted = {"rounds": [{"proposals": {"Ana": 5, "Bo": 30.0}, "wanted": {"Ana": 9.0, "Bo": 0.0, "Cy": 1.0}, "unreadable": ["Bo"]}]}
+    assert first_amounts(voted) == {"Ana": 5.0, "Bo": 30.0}
+    unvoted = {"rounds": [{"wanted": {"Ana": 9, "Bo": 0.0, "Cy": 1.0}, "unreadable": ["Bo"]}, {"wanted": {"Ana": 50.0}, "unreadable": []}]}
+    assert first_amounts(unvoted) == {"Ana": 9.0, "Cy": 1.0}

@@ -166,6 +166,16 @@ def persona_catches(outcome: Mapping[str, Any]) -> dict[str, float]:
     return {persona: sum(v) / len(v) for persona, v in by_persona.items()}
 
 
+def first_amounts(outcome: Mapping[str, Any]) -> dict[str, float]:
+    """Each villager's first amount of fish named in a society, before it has heard from anyone: the
+    cap it proposed where the village votes first, else the catch it asked for; an unreadable answer
+    names none. Separate villagers are asked these apart, so they are independent of one another."""
+    first = outcome["rounds"][0]
+    if "proposals" in first:
+        return {name: float(v) for name, v in first["proposals"].items()}
+    return {name: float(v) for name, v in first["wanted"].items() if name not in first["unreadable"]}
+
+
 def gini(values: Sequence[float]) -> float:
     """The Gini coefficient of ``values`` (0: all equal; 1 - 1/n: one holds everything); 0 when all are 0."""
     ordered = sorted(values)
