@@ -33,11 +33,13 @@ reaches `min_survival` (0.5): a constant catch lives at one scale at most, 4 of 
 [0.17, 0.69]. Override with --gaamas-threshold=commons.min_survival=VALUE.
 Whether the catch reads the lake, per cell: the first amount of fish named in a society (its cap
 where the village votes first, else its catch) rises with the lake's scale (Jonckheere-Terpstra's
-permutation test, one-sided, Holm over the cells of one simulation with its contrary, at 0.05 / 12:
+permutation test, one-sided, Holm over the cells of one simulation with its contrary, at 0.05 / 14:
 a blind agent sits at its null, one of the suite's families listed in verdicts.BLIND_NULLS). Separate
-villagers are asked apart before anyone speaks, so each villager is a unit, its labels exchanged
-within its persona; the script writes a round in one answer, so there a society's mean is. A catch
-that ignores the lake is the same at every scale.
+villagers are asked apart before anyone speaks, each from a prompt its name, persona and scale
+make, so a distinct prompt is a unit (its villagers' mean), the scales exchanged within a persona;
+the script writes a round in one answer, so there a society's mean is. The scale multiplies the
+lake, the need and the stores alike: a catch that follows any of them follows the game's scale, and
+one that ignores it is the same at every scale.
 The seed's findings, each its own test over two cells (replayed): a log-rank test, one-sided at
 0.05 after Holm's correction over the family of nine, that the first cell's societies survive
 longer than the second's (agents). Adoption, social learning's effect on choices: how often a
@@ -52,7 +54,7 @@ p < 0.05), reported whichever way it comes out. The group's outcome beside the v
 choices: survival against the distribution of each villager's catch relative to its equal share.
 Seed 000's paradox where cooperation happens: in each mixed cell, do the selfish villagers ask more
 of the lake than the altruistic ones of the same society (catch over equal share, a sign-flip
-permutation test over the societies, one-sided, Holm over the mixed cells of a simulation, at 0.05 / 12
+permutation test over the societies, one-sided, Holm over the mixed cells of a simulation, at 0.05 / 14
 as one of verdicts.BLIND_NULLS; the two
 personas compared within each round, where they share the lake)? A cell whose societies
 survive (its survival criterion met) while that fidelity is not shown is flagged "collective
@@ -372,6 +374,8 @@ PARADOX_COLUMNS = ("survival to round 10 [95% CI]", "selfish: catch / equal shar
                    "selfish - altruistic [95% CI]", "p (selfish > altruistic, one-sided)", "p (Holm)", "flag")  # fmt: skip
 PARADOX = "collective cooperation without individual fidelity"
 PERSONAS_CLAIM = "the commons' selfish ask more"
+#: Each simulation's cells are a family of their own, in verdicts.BLIND_NULLS as such.
+FAMILY_OF = {"agents": "separate villagers", "script": "the script"}
 MIXED = tuple(run for run in RUNS if run[1] == "mixed")
 
 
@@ -387,8 +391,9 @@ def fidelity_test(gaamas, cell, simulation):
 @pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), MIXED)
 def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
     tests = {member: fidelity_test(gaamas, member[:3], simulation) for member in MIXED if member[3] == simulation}
+    personas_claim = f"{PERSONAS_CLAIM} ({FAMILY_OF[simulation]})"
     claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()},
-                            verdicts.blind_null(PERSONAS_CLAIM))[(environment, personas, ablation, simulation)]  # fmt: skip
+                            verdicts.blind_null(personas_claim))[(environment, personas, ablation, simulation)]  # fmt: skip
     outcomes, selfish, altruistic, p, _ = tests[(environment, personas, ablation, simulation)]
     survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
     cooperates = verdicts.at_least(survival, gaamas.threshold("min_survival", MIN_SURVIVAL)) is verdicts.MET
@@ -399,8 +404,8 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
         table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=len(outcomes) - len(selfish), n=len(outcomes),
         verdict=claim.verdict, columns=PARADOX_COLUMNS, worse="down", unit="",
         criterion=f"in the same society the selfish villagers ask more than the altruistic: sign-flip permutation test over the societies, "
-                  f"one-sided p < {verdicts.blind_null(PERSONAS_CLAIM):.3g} after Holm's correction over the {len(tests)} mixed cells and their "
-                  f"contraries ({verdicts.blind_null_words(PERSONAS_CLAIM)}); contradicted where they ask less "
+                  f"one-sided p < {verdicts.blind_null(personas_claim):.3g} after Holm's correction over the {len(tests)} mixed cells of {FAMILY_OF[simulation]} "
+                  f"and their contraries ({verdicts.blind_null_words(personas_claim)}); contradicted where they ask less "
                   "as significantly",
         cells={PARADOX_COLUMNS[0]: cell(survival), PARADOX_COLUMNS[1]: cell(stats.mean(selfish)), PARADOX_COLUMNS[2]: cell(stats.mean(altruistic)),
                PARADOX_COLUMNS[3]: cell(difference), PARADOX_COLUMNS[4]: p_value_text(p), "p (Holm)": p_value_text(claim.p_adjusted), "flag": flag},
@@ -439,68 +444,72 @@ def test_commons_adoption(gaamas, shown, not_shown):
 
 
 LAKE_CLAIM = "the commons' catch follows the lake"
-#: Separate villagers are asked apart in round one, so each villager's first amount is a unit; the
-#: script writes a society's round in one answer, so there the society is.
-READS_TABLES = {"agents": "The commons: does each villager's first catch follow the lake's size? (its first cap or catch, mean [95% CI])",
-                "script": "The commons: does the script's first catch follow the lake's size? (a society's mean first cap or catch [95% CI])"}  # fmt: skip
+#: Separate villagers are asked apart in round one, each from a prompt its name, persona and scale
+#: make, so a distinct prompt is a unit (the mean of the villagers who saw it: an answer fixed by the
+#: prompt's wording is one draw, however often the prompt recurs); the script writes a society's
+#: round in one answer, so there the society is.
+READS_TABLES = {"agents": "The commons: does the first catch follow the lake's scale? (a first cap or catch, mean over distinct prompts [95% CI])",
+                "script": "The commons: does the script's first catch follow the lake's scale? (a society's mean first cap or catch [95% CI])"}  # fmt: skip
 READS_COLUMNS = ("lake x1/4", "lake x1", "lake x4", "concordance (-1 to 1)", "p (rises, one-sided)", "p (Holm)")
 
 
-def first_catches(records, simulation) -> tuple[dict[str, dict[float, list[float]]], int]:
-    """Per stratum and scale, the first amounts named (agents: each villager's, a stratum a persona;
-    script: each society's mean, one stratum), and how many units named none readable."""
-    strata: dict[str, dict[float, list[float]]] = {}
-    unreadable = 0
-    for outcome in (r.outcome for r in records):
+def first_catches(records, simulation) -> tuple[dict[str, dict[float, list[float]]], int, int]:
+    """Per stratum and scale, the first amounts named, each unit one distinct prompt and the mean of
+    its answers (agents: a villager's name, persona and scale make its first prompt, a stratum a
+    persona; script: a society's request, one stratum), how many answers were asked (villagers, or the
+    script's societies), and how many named none readable."""
+    units: dict[tuple[str, float, object], list[float]] = {}
+    asked = unreadable = 0
+    for society, outcome in enumerate(r.outcome for r in records):
         amounts = first_amounts(outcome)
         if simulation == "script":
-            found = {"society": [sum(amounts.values()) / len(amounts)] if amounts else []}
-            unreadable += not amounts
+            units[("society", outcome["scale"], society)] = [sum(amounts.values()) / len(amounts)] if amounts else []
+            asked, unreadable = asked + 1, unreadable + (not amounts)
         else:
-            found = {}
             for name, persona in outcome["personas"].items():
-                found.setdefault(persona, []).extend([amounts[name]] if name in amounts else [])
-            unreadable += len(outcome["personas"]) - len(amounts)
-        for stratum, values in found.items():
-            strata.setdefault(stratum, {s: [] for s in SCALES})[outcome["scale"]].extend(values)
-    return strata, unreadable
+                units.setdefault((persona, outcome["scale"], name), []).extend([amounts[name]] if name in amounts else [])
+            asked, unreadable = asked + len(outcome["personas"]), unreadable + len(outcome["personas"]) - len(amounts)
+    strata: dict[str, dict[float, list[float]]] = {}
+    for (stratum, scale, _), values in units.items():
+        strata.setdefault(stratum, {s: [] for s in SCALES})[scale].extend([sum(values) / len(values)] if values else [])
+    return strata, asked, unreadable
 
 
 def lake_test(gaamas, run):
     _, records = societies(gaamas, *run)
-    strata, unreadable = first_catches(records, run[3])
+    strata, asked, unreadable = first_catches(records, run[3])
     groups = [[by_scale[s] for s in SCALES] for _, by_scale in sorted(strata.items())]
     concordance, p = stats.ordered_groups_greater_within(groups)
     pooled = {s: [v for by_scale in strata.values() for v in by_scale[s]] for s in SCALES}
-    return pooled, unreadable, concordance, p, stats.ordered_groups_greater_within([list(reversed(g)) for g in groups])[1]
+    return pooled, asked, unreadable, concordance, p, stats.ordered_groups_greater_within([list(reversed(g)) for g in groups])[1]
 
 
 @pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), RUNS)
 def test_commons_catch_follows_the_lake(gaamas, environment, personas, ablation, simulation):
     family = [run for run in RUNS if run[3] == simulation]
     tests = {run: lake_test(gaamas, run) for run in family}
+    lake_claim = f"{LAKE_CLAIM} ({FAMILY_OF[simulation]})"
     claim = verdicts.family({run: (p, contrary) for run, (*_, p, contrary) in tests.items()},
-                            verdicts.blind_null(LAKE_CLAIM))[(environment, personas, ablation, simulation)]  # fmt: skip
-    catches, unreadable, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
-    unit, units = ("villager", "villagers") if simulation == "agents" else ("society", "societies")
-    named = "each villager names" if simulation == "agents" else "a society's villagers name on average"
+                            verdicts.blind_null(lake_claim))[(environment, personas, ablation, simulation)]  # fmt: skip
+    catches, asked, unreadable, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
+    unit = ("distinct prompts (a villager's name, persona and scale; the mean of the villagers who saw it), labels exchanged within "
+            "each persona" if simulation == "agents" else "societies (the mean of the villagers the script wrote for)")
     label = f"{environment} lake, {personas}, {ablation}" + series(simulation, ", ")
     gaamas.score(
         table=READS_TABLES[simulation], metric="concordance of the first catch with the lake's scale",
-        estimate=stats.Estimate(concordance, concordance, concordance, sum(map(len, catches.values()))), invalid=unreadable,
+        estimate=stats.Estimate(concordance, concordance, concordance, asked - unreadable), invalid=unreadable, n=asked,
         verdict=claim.verdict, columns=READS_COLUMNS, unit="",
-        criterion=f"the first amount {named} (its cap where the village votes first, else its catch) rises with the lake's "
-                  f"scale: Jonckheere-Terpstra permutation test over the {units}"
-                  + (", labels exchanged within each persona" if simulation == "agents" else "")
-                  + f", one-sided p < {verdicts.blind_null(LAKE_CLAIM):.3g} after Holm's correction over the {len(tests)} cells of {'separate villagers' if simulation == 'agents' else 'the script'} "
-                  f"and their contraries ({verdicts.blind_null_words(LAKE_CLAIM)}); contradicted where it falls as significantly",
+        criterion=f"the first amount named (the cap proposed where the village votes first, else the catch) rises with the lake's "
+                  f"scale: Jonckheere-Terpstra permutation test over the {unit}, one-sided p < {verdicts.blind_null(lake_claim):.3g} "
+                  f"after Holm's correction over the {len(tests)} cells of {FAMILY_OF[simulation]} and their contraries "
+                  f"({verdicts.blind_null_words(lake_claim)}); contradicted where it falls as significantly",
         cells={**{column: cell(stats.mean(catches[s])) for column, s in zip(READS_COLUMNS, SCALES)},
                READS_COLUMNS[3]: NO_VALUE if math.isnan(concordance) else f"{concordance:.2f}", READS_COLUMNS[4]: p_value_text(p),
                READS_COLUMNS[5]: p_value_text(claim.p_adjusted)},
         row={"cell": label}, row_rank=rank(environment, personas, ablation, simulation), verdict_label=SUPPORT[claim.verdict],
         details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size,
-                 "unit": unit, "first_catches": {str(s): v for s, v in catches.items()}},
+                 "units": sum(map(len, catches.values())), "first_catches": {str(s): v for s, v in catches.items()}},
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"{label}: the first catch named is {', '.join(cell(stats.mean(catches[s])) for s in SCALES)} at lakes "
-                                  f"x1/4, x1, x4, a {unit}'s (concordance {concordance:.2f}, p = {p_value_text(p)}, "
-                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
+                                  f"x1/4, x1, x4, over {sum(map(len, catches.values()))} distinct prompts (concordance {concordance:.2f}, "
+                                  f"p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip

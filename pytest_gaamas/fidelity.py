@@ -27,7 +27,7 @@ show: 30 choices drawn from the people themselves are judged faithful 92-94% of 
 upper bound passes the tolerance (``measured``; docs/statistics.md has the table). Where an agent
 that never reads the game lies at the tolerance (a uniform threshold, $15.7 from people's), the
 bound is taken at the suite's share of 5% instead (``HumanChoices.blind_null``), and people's own
-draws of thresholds are judged faithful 77% of the time, not 93%: the price of not calling a blind
+draws of thresholds are judged faithful 75% of the time, not 93%: the price of not calling a blind
 agent a person.
 ``reference:human``, which draws from the data, is tested to be faithful, ``reference:rational`` and
 ``reference:random`` not to be.
@@ -91,7 +91,7 @@ class HumanChoices:
 
 
 def confidence_words(confidence: float) -> str:
-    """0.95 -> "95%", 1 - 0.05 / 12 -> "99.58%"."""
+    """0.95 -> "95%", 1 - 0.05 / 14 -> "99.64%"."""
     return f"{100 * confidence:.4g}%"
 
 

@@ -132,10 +132,17 @@ BLIND_NULLS = {
     "omniscience adds success": "a random script leads random agents by nothing, with the payoffs private or known",
     "the responder threshold's fidelity": "a threshold drawn uniformly over the range lies $15.7 from people's, at the $15 "
                                           "tolerance",
-    "the commons' selfish ask more": "a catch that ignores what a villager was told it is (a coin's, a constant) is the same "
-                                     "for the selfish and the altruistic villagers of one round",
-    "the commons' catch follows the lake": "a first catch that ignores the lake (a coin's, a constant) is the same at every "
-                                           "scale",
+    # The commons judges each simulation as a family of its own (its units differ), so each is one here.
+    "the commons' selfish ask more (separate villagers)": "a catch that ignores what a villager was told it is (a coin's, a "
+                                                          "constant) is the same for the selfish and the altruistic "
+                                                          "villagers of one round",
+    "the commons' selfish ask more (the script)": "a script's catch that ignores what each villager is (a coin's, a constant) "
+                                                  "is the same for both personas of one round",
+    "the commons' catch follows the lake (separate villagers)": "a first catch that ignores the game's scale (a coin's, a "
+                                                                "constant, any fixed answer to each prompt) is the same at "
+                                                                "every scale, over the distinct prompts",
+    "the commons' catch follows the lake (the script)": "a script's first catches that ignore the game's scale (a coin's, "
+                                                        "a constant) are the same at every scale",
 }
 
 

@@ -2,7 +2,9 @@
 cell, the criteria tell societies apart, each villager sees only its own view, and nothing a model
 answers stops a society."""
 
+import hashlib
 import importlib.util
+import json
 import math
 import re
 
@@ -383,3 +385,68 @@ def test_the_first_amount_is_the_cap_proposed_where_the_village_votes_first_else
     assert first_amounts(voted) == {"Ana": 5.0, "Bo": 30.0}
     unvoted = {"rounds": [{"wanted": {"Ana": 9, "Bo": 0.0, "Cy": 1.0}, "unreadable": ["Bo"]}, {"wanted": {"Ana": 50.0}, "unreadable": []}]}
     assert first_amounts(unvoted) == {"Ana": 9.0, "Cy": 1.0}
+
+
+class FirstPrompts:
+    """Keeps each villager's first prompt of a society (the cap's where the village votes first, else
+    the catch's) and asks for one fish."""
+
+    spec = "test:first-prompts"
+
+    def __init__(self):
+        self.seen: list[tuple[str, str]] = []
+
+    def reply(self, request):
+        situation = request.decision.situation
+        phase = situation["phase"]
+        if situation["round"] == 1 and phase == ("cap" if "group decision" in situation["modules"] else "catch"):
+            self.seen.append((situation["me"], json.dumps(request.messages)))
+        return answers.dump({"cap": {"cap": 1}, "catch": {"catch": 1, "strategy": "One fish."}, "punish": {"punish": NOBODY}}.get(
+            phase, {"vote": (situation["options"] or [NOBODY])[0]}))
+
+
+@pytest.mark.parametrize("designed_cell", CELLS, ids=lambda c: "-".join(c))
+def test_a_villager_s_first_prompt_is_its_name_persona_and_scale_and_nothing_else(designed_cell):
+    """The lake test's unit: in a cell, villagers with one name, persona and scale read the same first
+    prompt whatever their society, and no two of those read the same one."""
+    game, agent, prompts = cell_game(*designed_cell), FirstPrompts(), {}
+    for t in range(SOCIETIES):
+        agent.seen = []
+        outcome = play_trial(game, agent, t, seed=0, temperature=0.7).outcome
+        for name, text in agent.seen:
+            prompts.setdefault((name, outcome["personas"][name], outcome["scale"]), set()).add(text)
+    assert len(agent.seen) == 4 and all(len(texts) == 1 for texts in prompts.values()), designed_cell
+    assert len({text for texts in prompts.values() for text in texts}) == len(prompts) == (24 if designed_cell[1] == "mixed" else 12)
+
+
+class PromptHash:
+    """A blind agent whose first amount is fixed by its prompt's wording (a hash of it, salted): what a
+    model at temperature 0 that never reads the lake would give. It empties the lake after round one."""
+
+    spec = "test:prompt-hash"
+
+    def __init__(self, salt: int):
+        self.salt = salt
+
+    def reply(self, request):
+        situation, phase = request.decision.situation, request.decision.situation["phase"]
+        digest = int(hashlib.sha256(f"{self.salt}:{json.dumps(request.messages)}".encode()).hexdigest(), 16)
+        return answers.dump({"cap": {"cap": digest % 121}, "catch": {"catch": 120, "strategy": "All."}, "punish": {"punish": NOBODY}}.get(
+            phase, {"vote": (situation["options"] or [NOBODY])[0]}))
+
+
+def test_an_answer_fixed_by_the_prompt_does_not_follow_the_lake_once_a_distinct_prompt_is_the_unit():
+    """Ten societies of four read twelve distinct first prompts in an altruistic cell: counted as forty
+    villagers, a prompt's fixed answer is three or four draws, and the lake test calls 11 of 100 such
+    agents "rising" at p < 0.01; counted as the twelve prompts they are, it is at its level."""
+    game = BEHAVIOUR.game_of("harsh", "altruistic", "all modules", "agents")
+    by_prompt, by_villager = [], []
+    for salt in range(100):
+        records = [play_trial(game, PromptHash(salt), t, seed=0, temperature=0.7) for t in range(SOCIETIES)]
+        strata, asked, unreadable = BEHAVIOUR.first_catches(records, "agents")
+        assert (asked, unreadable, sum(len(v) for by_scale in strata.values() for v in by_scale.values())) == (40, 0, 12)
+        by_prompt.append(stats.ordered_groups_greater_within([[by_scale[s] for s in SCALES] for by_scale in strata.values()])[1])
+        villagers = {s: [first_amounts(r.outcome)[n] for r in records if r.outcome["scale"] == s for n in r.outcome["personas"]] for s in SCALES}
+        by_villager.append(stats.ordered_groups_greater([villagers[s] for s in SCALES])[1])
+    assert sum(p < 0.01 for p in by_prompt) <= 4  # binomial(100, 0.01) reaches 5 in 0.3% of draws
+    assert sum(p < 0.01 for p in by_villager) >= 5  # what the villagers' count would have called it

@@ -22,7 +22,7 @@ PEOPLE = fidelity.ultimatum_thresholds()
 TRIALS = 30
 #: How often samples of 30 were judged faithful in 1,000 (`python -m pytest_gaamas.fidelity`), as
 #: docs/statistics.md states them: the tests below draw more and must land within the binomial bound.
-PEOPLE_FAITHFUL = 0.770
+PEOPLE_FAITHFUL = 0.747
 UNIFORM_FAITHFUL = 0.001
 
 
