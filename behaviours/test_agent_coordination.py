@@ -98,7 +98,7 @@ CELLS = len(MESSAGES) * len(SIMULATIONS) * len(INFORMATION)
 #: A claim's verdict in the seed's words.
 SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.INCONCLUSIVE: "not shown"}
 CRITERION = (f"one author's games (the script) coordinate more than two agents': Mann-Whitney U, one-sided p < {ALPHA} after Holm's "
-             f"correction over the {len(MESSAGES)} message counts; contradicted where the agents coordinate more as significantly")
+             f"correction over the {len(MESSAGES)} message counts and their contraries; contradicted where the agents coordinate more as significantly")
 OMNISCIENCE_TABLE = ("Agent-agent coordination: what knowing the other's payoffs adds to the script, (script - agents) with private "
                      "payoffs minus (script - agents) with both known, coordination rate per game")
 OMNISCIENCE_COLUMNS = ("script - agents, private [95% CI]", "script - agents, common [95% CI]", "difference in differences [95% CI]",
@@ -107,7 +107,7 @@ OMNISCIENCE_COLUMNS = ("script - agents, private [95% CI]", "script - agents, co
 OMNISCIENCE, LEAKAGE = "omniscience adds success", "the script leaks beyond chance"
 OMNISCIENCE_CRITERION = (f"the script's lead over the agents is larger where only it knows both payoffs: difference in differences, "
                          f"one-sided bootstrap p < {verdicts.blind_null(OMNISCIENCE):.3g} after Holm's correction over the "
-                         f"{len(MESSAGES)} message counts ({verdicts.blind_null_words(OMNISCIENCE)}); contradicted where it is "
+                         f"{len(MESSAGES)} message counts and their contraries ({verdicts.blind_null_words(OMNISCIENCE)}); contradicted where it is "
                          "smaller as significantly")
 
 LEVELS_TABLE = {information: f"{title}: the pair's outcome beside each player's own choices" for information, title in TABLE.items()}
@@ -132,7 +132,7 @@ LEAKAGE_COLUMNS = ("agents (chance: they could not know)", "script", "script - a
 LEAKAGE_ACTS = {"all acts": None, "concessions in round 1": "round 1 move", "messages naming the other's favourite first": "message"}
 LEAKAGE_CRITERION = (f"the script's games make more of the acts that would reveal the other's payoffs than the agents', who could not know: "
                      f"Mann-Whitney U, one-sided p < {verdicts.blind_null(LEAKAGE):.3g} after Holm's correction over the "
-                     f"{len(MESSAGES)} message counts ({verdicts.blind_null_words(LEAKAGE)}); contradicted where the agents make "
+                     f"{len(MESSAGES)} message counts and their contraries ({verdicts.blind_null_words(LEAKAGE)}); contradicted where the agents make "
                      "more as significantly")
 
 
@@ -288,7 +288,7 @@ def test_script_overstates_success(gaamas, messages, information):
         )  # fmt: skip
     (agents_mean, script_mean), p = means["coordination rate"], p_of["coordination rate"]
     gaamas.verdict(claim.verdict, f"{column}, {information} payoffs: the script coordinates {cell(script_mean)}, separate agents "
-                                  f"{cell(agents_mean)} (one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
+                                  f"{cell(agents_mean)} (one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 
 def omniscience(gaamas, messages):
@@ -326,7 +326,7 @@ def test_omniscience_adds_success(gaamas, messages):
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"{column}: the script leads the agents by {cell(private)} with private payoffs and by {cell(common)} with "
                                   f"both known: omniscience adds {cell(gained.estimate)} (one-sided p = {p_value_text(gained.p)}, "
-                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 
 @pytest.mark.parametrize("messages", MESSAGES)
@@ -358,7 +358,7 @@ def test_script_leaks_beyond_chance(gaamas, messages):
     agents_all, script_all, excess = shown["all acts"]
     gaamas.verdict(claim.verdict, f"{column}: the script makes revealing acts in {cell(script_all)} of a game's acts, the agents, who could not "
                                   f"know, in {cell(agents_all)}: excess {cell(excess)} (one-sided p = {p_value_text(claim.p)}, "
-                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size})")  # fmt: skip
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 
 def group_and_players(gaamas, records, coordination, column, simulation, information):

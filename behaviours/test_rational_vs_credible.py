@@ -171,7 +171,7 @@ def test_role_fidelity(gaamas, version, labels):
         table="Prisoner's dilemma, role fidelity: does cooperation rise from the Rational to the Human prompt?",
         metric="trend z", estimate=estimate, invalid=invalid, verdict=claim.verdict,
         criterion=f"exact trend test Rational < Neutral < Human, one-sided p < {verdicts.blind_null(ROLE_FIDELITY):.3g} after Holm's "
-                  f"correction over the {claim.family_size} versions x labels ({verdicts.blind_null_words(ROLE_FIDELITY)}); missed where "
+                  f"correction over the {len(trends)} versions x labels and their contraries ({verdicts.blind_null_words(ROLE_FIDELITY)}); missed where "
                   "cooperation falls as significantly",
         columns=(*PROMPTS, "trend z", "p", "p (Holm)"),
         cells={prompt: cell(r) + invalid_note(i) for prompt, (r, i) in rates.items()}
@@ -180,7 +180,7 @@ def test_role_fidelity(gaamas, version, labels):
         row={"labels": labels, "version": version}, row_rank=list(VERSIONS).index(version), worse="both",
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"cooperation by prompt {[cell(r) for r, _ in rates.values()]}: rise from Rational to Human "
-                                  f"p = {p_value_text(claim.p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}")
+                                  f"p = {p_value_text(claim.p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values")
 
 
 @lru_cache(maxsize=1)
@@ -249,8 +249,8 @@ def test_payoff_sensitivity(gaamas, prompt):
         table=PAYOFF_TABLE,
         metric="trend z", estimate=estimate, invalid=invalid, verdict=claim.verdict,
         criterion=f"cooperation rises with Mengel's predicted human cooperation over {len(matrices)} dilemmas: exact trend test, "
-                  f"one-sided p < {verdicts.blind_null(PAYOFF_SENSITIVITY):.3g} after Holm's correction over the {claim.family_size} "
-                  f"prompts ({verdicts.blind_null_words(PAYOFF_SENSITIVITY)})",
+                  f"one-sided p < {verdicts.blind_null(PAYOFF_SENSITIVITY):.3g} after Holm's correction over the {claim.family_size // 2} "
+                  f"prompts and their contraries ({verdicts.blind_null_words(PAYOFF_SENSITIVITY)})",
         columns=("dilemmas", "cooperation, least to most cooperative payoffs for people", "trend z", "p", "p (Holm)", "flag"),
         cells={"flag": flag, "dilemmas": str(len(matrices)),
                "cooperation, least to most cooperative payoffs for people": " ".join(f"{rates[m][0].value:.2f}" if rates[m][0].n else "-" for m in by_prediction),
@@ -260,7 +260,7 @@ def test_payoff_sensitivity(gaamas, prompt):
         row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both", verdict_label=flag,
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"cooperation against people's predicted cooperation: z = {z:.2f}, p = {p_value_text(claim.p)}, "
-                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size}" + (f"; {flag}" if flag else ""))
+                                  f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values" + (f"; {flag}" if flag else ""))
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)
