@@ -12,6 +12,7 @@ saying how. ``first``, ``last`` and ``constant`` are three of them by name.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import re
@@ -43,10 +44,12 @@ _RULE = re.compile(
     r"(?P<kind>at|coin)-(?P<fraction>0(?:\.\d+)?|1(?:\.0+)?)"
     r"|option-(?P<place>[1-9]\d*)(?P<from_end>-from-end)?"
     r"|(?P<reading>sorts|named|number)-(?P<end>first|last)"
+    r"|hash-(?P<salt>\d+)"
 )
 #: The rules, as ``--help`` and the errors spell them.
 RULES = (
-    "at-Q, coin-P (0 <= Q, P <= 1), option-K, option-K-from-end, sorts-first|last, named-first|last, number-first|last"
+    "at-Q, coin-P (0 <= Q, P <= 1), option-K, option-K-from-end, sorts-first|last, named-first|last, number-first|last, "
+    "hash-S (S a whole number)"
 )
 #: A number written in the prompt: digits, with a decimal part if it has one.
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -68,6 +71,9 @@ class Rule:
       held inside the range (its bottom, or top, where it writes none).
     - ``number-first`` / ``number-last``: the option equal to the first, or last, number the prompt
       writes (the first, or last, listed where none is); numbers as ``named-``.
+    - ``hash-S``: an answer the prompt's wording fixes and nothing else, a salted hash of its whole
+      text (salt S): an option, or a place in a range, the same whenever the same prompt is asked, as
+      a model at temperature 0 that never reads the game would give.
     """
 
     kind: str
@@ -85,10 +91,14 @@ class Rule:
             return cls(found["kind"], float(found["fraction"]))
         if found["place"]:
             return cls("option", int(found["place"]), bool(found["from_end"]))
+        if found["salt"]:
+            return cls("hash", int(found["salt"]))
         return cls(found["reading"], from_end=found["end"] == "last")
 
     def option(self, options: Sequence[Any], surface: Surface, rng: random.Random, *, labels_sort: bool = True) -> Any:
         n = len(options)
+        if self.kind == "hash":
+            return options[surface.hashed(int(self.value)) % n]
         if self.kind == "at":
             return options[math.floor(self.value * (n - 1) + 0.5)]
         if self.kind == "coin":
@@ -107,6 +117,8 @@ class Rule:
         return equal[0] if equal else options[-1 if self.from_end else 0]
 
     def number(self, low: float, high: float, surface: Surface, rng: random.Random) -> float:
+        if self.kind == "hash":
+            return low + (surface.hashed(int(self.value)) % 1001) / 1000 * (high - low)
         if self.kind == "at":
             return low + self.value * (high - low)
         if self.kind == "coin":
@@ -152,6 +164,10 @@ class Surface:
             if found:
                 places[found[-1] if last else found[0]] = option
         return places[max(places) if last else min(places)] if places else None
+
+    def hashed(self, salt: int) -> int:
+        """A whole number the text and the salt fix, and nothing else."""
+        return int.from_bytes(hashlib.sha256(f"{salt}:{self.text}".encode()).digest()[:8], "big")
 
     def number(self, *, last: bool) -> float | None:
         numbers = _NUMBER.findall(self.text)
