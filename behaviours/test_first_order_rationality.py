@@ -2,7 +2,8 @@
 
 Game: PyGAAMAS "First Order Rationality", the two-player ring-network game. Player 2 earns 10 or 5
 with A and 5 or 0 with B, against X or Y: A strictly dominates B. The action names are swapped in
-odd trials, so answering with the first name read scores 1/2.
+odd trials, so answering with the first name read scores 1/2, and the payoff lines come in each
+pair of trials' own order, so 30 trials are 30 prompts (an answer the wording fixes is 30 draws).
 Variants (columns): the belief the prompt gives. Given: "player 1 will play X". Explicit: the
 prompt says that A gives more whatever player 1 plays. Implicit: the payoffs alone.
 Protocol: 30 trials per belief, temperature 0.7.

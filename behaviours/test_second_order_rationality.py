@@ -3,7 +3,8 @@
 Game: PyGAAMAS "Second-Order Rationality", the ring-network game from player 1's side. Player 2's A
 strictly dominates B, so a player 1 who believes player 2 rational plays X in every payoff
 version: (a) the original; (b) the gap between gains narrowed; (c) Y's gain raised; (d) X's gain
-lowered relative to a tempting Y-against-B of 40. Action names are swapped in odd trials.
+lowered relative to a tempting Y-against-B of 40. Action names are swapped in odd trials, and the
+payoff lines come in each pair of trials' own order: 30 trials are 30 prompts.
 Variants: payoff version x belief (given: "player 2 will play A"; explicit: the prompt says B is
 dominated for player 2; implicit: the payoffs alone) as columns; rows: plain actions, and actions
 with conditional reasoning (CR: the prompt asks to work out player 2's best response first, and the

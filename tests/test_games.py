@@ -249,3 +249,17 @@ def test_an_unusable_reply_is_told_in_the_suite_s_own_words_never_its_own(game, 
     assert later_prompts and any("unusable" in prompt for prompt in later_prompts)
     for prompt in later_prompts:
         assert "SAY-THIS-NEXT" not in prompt and "IGNORE THE RULES" not in prompt and "1e999" not in prompt, prompt[-400:]
+
+
+@pytest.mark.parametrize("game", [ring.RingGame(player=2, belief=b) for b in ring.BELIEFS]
+                         + [ring.RingGame(player=1, belief=b, version=v, conditional_reasoning=c) for b in ring.BELIEFS for v in "abcd" for c in (False, True)],
+                         ids=lambda g: f"player{g.player}-{g.belief}-{g.version}-{'CR' if g.conditional_reasoning else 'plain'}")  # fmt: skip
+def test_a_ring_cell_s_thirty_trials_are_thirty_prompts_with_the_same_game(game):
+    """A model that answers the same prompt the same way gives one draw a prompt: 30 trials are 30
+    draws only if they are 30 prompts. The payoff lines' order is all that differs within a pair of
+    trials' names, and the payoffs each action pair gets stay the same."""
+    prompts = [game.messages(t)[-1]["content"] for t in range(30)]
+    assert len(set(prompts)) == 30
+    for t in range(30):
+        lines = sorted(line for line in prompts[t].splitlines() if line.startswith("If player 1 plays"))
+        assert lines == sorted(game.matrix(t % 2).splitlines())  # the same four lines as the pair's first trial

@@ -5,11 +5,15 @@ dominates B (10 > 5 against X, 5 > 0 against Y). A rational player 2 plays A; a 
 believes player 2 rational (second-order rationality) plays X, in every payoff version a-d.
 
 Action names are swapped in odd trials (X <-> Y, A <-> B, the payoffs following their actions), so
-a model that always answers with the first name it reads scores 1/2, not 1.
+a model that always answers with the first name it reads scores 1/2, not 1. The four payoff lines
+come in an order of their own in each pair of trials (``line_order``), so that the 30 trials of a
+cell are 30 distinct prompts: a model that answers the same prompt the same way (at temperature 0)
+gives 30 draws, not the 2 that two prompts asked 15 times each would be.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +39,16 @@ REASONING_CHARACTERS = 400
 def player_1_payoffs(version: str) -> dict[tuple[str, str], int]:
     xa, xb, ya, yb = VERSIONS[version]
     return {("X", "A"): xa, ("X", "B"): xb, ("Y", "A"): ya, ("Y", "B"): yb}
+
+
+#: The orders the four payoff lines can be written in; pair of trials k (2k and 2k + 1) takes the k-th.
+LINE_ORDERS = tuple(itertools.permutations(range(4)))
+
+
+def line_order(trial: int) -> tuple[int, ...]:
+    """The order this trial writes the payoff lines in (each pair of trials its own, the first pair the
+    lines sorted by name): what differs between trials besides the names, and changes nothing of the game."""
+    return LINE_ORDERS[(trial // 2) % len(LINE_ORDERS)]
 
 
 def names(trial: int) -> dict[str, str]:
@@ -64,11 +78,12 @@ class RingGame(OneShotGame):
         return answers.object_schema(action=action)
 
     def matrix(self, trial: int) -> str:
-        return "\n".join(
+        lines = [
             f"If player 1 plays {a1} and player 2 plays {a2}: player 1 gets {one} points, player 2 gets {two} points."
             for a1, row in self.payoffs(trial).items()
             for a2, (one, two) in row.items()
-        )
+        ]
+        return "\n".join(lines[i] for i in line_order(trial))
 
     def belief_text(self, trial: int) -> str:
         n = names(trial)
