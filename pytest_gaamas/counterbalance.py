@@ -17,7 +17,9 @@ agent was shown.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+from functools import cache
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -40,3 +42,17 @@ def rotated(options: Sequence[T], shift: int) -> tuple[T, ...]:
     stands at each place once (a Latin square), so no option owns the first or the last place."""
     shift %= len(options)
     return tuple(options[shift:]) + tuple(options[:shift])
+
+
+@cache
+def _orderings(count: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(itertools.permutations(range(count)))
+
+
+def ordering(index: int, count: int) -> tuple[int, ...]:
+    """The ``index``-th order of ``count`` things (of ``count!``, cycling), the first the things in
+    their own order: how a game writes the sentences or lines it could write in any order, so that
+    trials alike in every factor that matters are still distinct prompts (a model that answers the
+    same prompt the same way, at temperature 0, gives one draw a prompt, not one a trial)."""
+    orders = _orderings(count)
+    return orders[index % len(orders)]

@@ -1,6 +1,7 @@
 """The games as pure functions: what each player is told, how answers are read, what they score."""
 
 import json
+import re
 import statistics
 
 import pytest
@@ -263,3 +264,34 @@ def test_a_ring_cell_s_thirty_trials_are_thirty_prompts_with_the_same_game(game)
     for t in range(30):
         lines = sorted(line for line in prompts[t].splitlines() if line.startswith("If player 1 plays"))
         assert lines == sorted(game.matrix(t % 2).splitlines())  # the same four lines as the pair's first trial
+
+
+PD_OUTCOME = re.compile(r"If (both|you) choose (\w+)(?: and the other chooses (\w+))?, "
+                        r"(?:each gets (-?[\d.]+) points|you get (-?[\d.]+) and the other gets (-?[\d.]+)"
+                        r"|the other gets (-?[\d.]+) and you get (-?[\d.]+))\.")
+
+
+def pd_outcomes(prompt: str) -> set[tuple[str, str, float, float]]:
+    """(my action, the other's, my points, the other's points) of each outcome the prompt writes."""
+    found = set()
+    for both, mine, theirs, each, me, them, them_first, me_last in PD_OUTCOME.findall(prompt):
+        if both == "both":
+            found.add((mine, mine, float(each), float(each)))
+        else:
+            found.add((mine, theirs, float(me or me_last), float(them or them_first)))
+    return found
+
+
+@pytest.mark.parametrize("labels", ["named", "anonymised"])
+@pytest.mark.parametrize("version", sorted(prisoners.VERSIONS))
+def test_a_dilemma_cell_s_120_trials_are_120_prompts_with_the_same_game(version, labels):
+    """A model that answers the same prompt the same way gives one draw a prompt: a cell's 120 trials
+    are 120 draws only if they are 120 prompts. Each writes the four outcomes its group of four trials
+    writes, at the payoffs of its labels."""
+    game = prisoners.PrisonersDilemma(version, "Neutral", labels)
+    prompts = [game.messages(t)[-1]["content"] for t in range(120)]
+    assert len(set(prompts)) == 120
+    for t, prompt in enumerate(prompts):
+        points = game.points(t)
+        assert pd_outcomes(prompt) == {(mine, theirs, *points[mine][theirs]) for mine in points for theirs in points[mine]}
+        assert pd_outcomes(prompt) == pd_outcomes(prompts[t % 4]) and game.listed(t) == game.listed(t % 4)

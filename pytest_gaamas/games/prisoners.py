@@ -8,6 +8,10 @@ changes the labels' spelling. With anonymised labels it is which of Foo and Bar 
 with named labels it is the pair: "Defect" sorts after "Cooperate" and is the shorter word, "Betray"
 sorts before "Trust" and is the longer, so an agent that answers by a label's spelling (the one that
 sorts last, the shortest) cooperates half the time too. Only a label's meaning carries the answer.
+Each group of four trials (every order and spelling once) writes the four outcomes' sentences in an
+order of its own, and whether "you" or "the other" is named first in the two uneven ones, so that a
+cell's 120 trials are 120 distinct prompts of the same game (``wording``): a model that answers the
+same prompt the same way gives a draw a trial, not one of four.
 A strategy is told its keys once for all trials, so it plays the seed's pair alone
 (``"Cooperate / Defect"``), its order still counterbalanced.
 """
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import factors
+from ..counterbalance import factors, ordering
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
@@ -86,19 +90,44 @@ class PrisonersDilemma(OneShotGame):
 
     def presented(self, trial: int) -> dict[str, Any]:
         c, d = self.actions(trial)
-        return {"listed": list(self.listed(trial)), "cooperate": c, "defect": d}
+        order, others_first = self.wording(trial)
+        return {"listed": list(self.listed(trial)), "cooperate": c, "defect": d, "outcomes in order": list(order),
+                "the other's points first": others_first}
+
+    def wording(self, trial: int) -> tuple[tuple[int, ...], bool]:
+        """The order trial ``trial`` writes the four outcomes in (both first, first and second, second
+        and first, both second, as listed), and whether the uneven outcomes name your points before the
+        other's: the same in the four trials of a group, which differ in order and spelling."""
+        _, _, sentences, others_first = factors(trial, 2, 2, 24, 2)
+        return ordering(sentences, 4), bool(others_first)
+
+    def outcomes(self, trial: int) -> list[str]:
+        """The four outcomes' sentences, in the order trial ``trial`` lists the actions."""
+        first, second = self.listed(trial)
+        mine = self.points(trial)
+        _, others_first = self.wording(trial)
+
+        def uneven(you: str, other: str) -> str:
+            me, them = mine[you][other]
+            split = f"the other gets {them:g} and you get {me:g}" if others_first else f"you get {me:g} and the other gets {them:g}"
+            return f"If you choose {you} and the other chooses {other}, {split}."
+
+        return [
+            f"If both choose {first}, each gets {mine[first][first][0]:g} points.",
+            uneven(first, second),
+            uneven(second, first),
+            f"If both choose {second}, each gets {mine[second][second][0]:g} points.",
+        ]
 
     def messages(self, trial: int):
         first, second = self.listed(trial)
-        mine = self.points(trial)
+        outcomes = self.outcomes(trial)
+        order, _ = self.wording(trial)
         return conversation(
             PROMPTS[self.prompt],
             f"You play a one-shot game with another player. Each of you chooses {first} or {second}, at the same time. "
-            f"If both choose {first}, each gets {mine[first][first][0]:g} points. If you choose {first} and the other "
-            f"chooses {second}, you get {mine[first][second][0]:g} and the other gets {mine[first][second][1]:g}. "
-            f"If you choose {second} and the other chooses {first}, you get {mine[second][first][0]:g} and the other "
-            f"gets {mine[second][first][1]:g}. If both choose {second}, each gets {mine[second][second][0]:g} points. "
-            f'Which do you choose? Answer in JSON: {{"action": "{first}" or "{second}"}}',
+            + " ".join(outcomes[i] for i in order)
+            + f' Which do you choose? Answer in JSON: {{"action": "{first}" or "{second}"}}',
         )
 
     def points(self, trial: int) -> dict[str, dict[str, list[float]]]:

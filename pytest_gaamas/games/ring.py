@@ -13,12 +13,12 @@ gives 30 draws, not the 2 that two prompts asked 15 times each would be.
 
 from __future__ import annotations
 
-import itertools
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
+from ..counterbalance import ordering
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
@@ -41,14 +41,10 @@ def player_1_payoffs(version: str) -> dict[tuple[str, str], int]:
     return {("X", "A"): xa, ("X", "B"): xb, ("Y", "A"): ya, ("Y", "B"): yb}
 
 
-#: The orders the four payoff lines can be written in; pair of trials k (2k and 2k + 1) takes the k-th.
-LINE_ORDERS = tuple(itertools.permutations(range(4)))
-
-
 def line_order(trial: int) -> tuple[int, ...]:
     """The order this trial writes the payoff lines in (each pair of trials its own, the first pair the
     lines sorted by name): what differs between trials besides the names, and changes nothing of the game."""
-    return LINE_ORDERS[(trial // 2) % len(LINE_ORDERS)]
+    return ordering(trial // 2, 4)
 
 
 def names(trial: int) -> dict[str, str]:
