@@ -56,3 +56,26 @@ def ordering(index: int, count: int) -> tuple[int, ...]:
     same prompt the same way, at temperature 0, gives one draw a prompt, not one a trial)."""
     orders = _orderings(count)
     return orders[index % len(orders)]
+
+
+class Wordings:
+    """The ways of saying one text: a sequence of parts, each said in one of a few ways that mean the
+    same, the first of each the text's own. Its ``index``-th wording is the index written in the
+    parts' radix, the first part changing fastest, so wording 0 is the text itself and ``len`` of
+    them are distinct. A game asks trials alike in every factor that matters in distinct wordings,
+    so that a model that answers the same prompt the same way gives one draw a trial."""
+
+    def __init__(self, *parts: str | tuple[str, ...]):
+        self.parts = tuple((part,) if isinstance(part, str) else part for part in parts)
+        for ways in self.parts:
+            if len(set(ways)) != len(ways):
+                raise ValueError(f"a part's ways are distinct: {ways}")
+
+    def __len__(self) -> int:
+        count = 1
+        for ways in self.parts:
+            count *= len(ways)
+        return count
+
+    def __getitem__(self, index: int) -> str:
+        return "".join(ways[way] for ways, way in zip(self.parts, factors(index % len(self), *map(len, self.parts))))

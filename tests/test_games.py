@@ -295,3 +295,31 @@ def test_a_dilemma_cell_s_120_trials_are_120_prompts_with_the_same_game(version,
         points = game.points(t)
         assert pd_outcomes(prompt) == {(mine, theirs, *points[mine][theirs]) for mine in points for theirs in points[mine]}
         assert pd_outcomes(prompt) == pd_outcomes(prompts[t % 4]) and game.listed(t) == game.listed(t % 4)
+
+
+ASKED_IN_WORDINGS = {
+    "dictator": (dictator.DictatorGame("human"), 2),
+    "proposer": (dictator.UltimatumGame("proposer"), 2),
+    "responder": (dictator.UltimatumGame("responder"), 2),
+    "responder threshold": (dictator.ThresholdGame(), 2),
+    **{f"alignment, {p}": (dictator.AlignmentGame(p), 4) for p in dictator.PREFERENCES},
+}
+
+
+@pytest.mark.parametrize("name", ASKED_IN_WORDINGS)
+def test_a_split_s_thirty_trials_are_thirty_prompts_that_differ_only_in_words(name):
+    """A model that answers the same prompt the same way gives one draw a prompt. The trials alike in
+    every counterbalanced factor (every ``period``-th) differ in wording alone: the same numbers in the
+    same order, the same answer form, the same system prompt, and the same way of
+    reading an answer."""
+    game, period = ASKED_IN_WORDINGS[name]
+    conversations = [game.messages(t) for t in range(30)]
+    assert len({c[-1]["content"] for c in conversations}) == 30
+    for t, conversation in enumerate(conversations):
+        twin = conversations[t % period]
+        assert conversation[:-1] == twin[:-1]
+        assert re.findall(r"\d+", conversation[-1]["content"]) == re.findall(r"\d+", twin[-1]["content"])
+        assert conversation[-1]["content"].rsplit("?", 1)[-1] == twin[-1]["content"].rsplit("?", 1)[-1]
+        assert game.form(t) == game.form(t % period)
+        assert {k: v for k, v in game.presented(t).items() if k != "wording"} == \
+               {k: v for k, v in game.presented(t % period).items() if k != "wording"}

@@ -6,7 +6,10 @@ Counterbalanced (:mod:`pytest_gaamas.counterbalance`): the share is asked as the
 even trials and as the dollars given (offered) in odd ones, so an agent that answers the bottom,
 top or middle of the range keeps $50 on average, not $0 or $100; the responder's threshold is asked
 as the smallest offer accepted and as the most the proposer may keep, alike; the responder's two
-answers and the four lossy options are listed in every order equally often.
+answers and the four lossy options are listed in every order equally often. And the trials alike in
+all of these are asked in distinct wordings of the same rules (``Wordings``), so that a cell's 30
+trials are 30 prompts: a model that answers a prompt the same way every time gives 30 draws, not
+the 2 (or 4) that a few prompts repeated would be.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import factors, rotated
+from ..counterbalance import Wordings, factors, rotated
 from ..data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
@@ -29,6 +32,15 @@ SHARE_SCHEMA = answers.object_schema(my_share={"type": "number", "minimum": 0, "
 
 def read_share(obj: dict[str, Any]) -> float:
     return answers.bounded(obj, "my_share", 0, PIE)
+
+
+def playing(role: str, game: str) -> tuple[str, str]:
+    """Two ways of saying which one-shot game is played, and in which role."""
+    return f"You are the {role} in a one-shot {game} game.", f"You play a one-shot {game} game, as the {role}."
+
+
+NOTHING = (" both of you get nothing", " neither of you gets anything")
+SPLIT = ("split", "divide")
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,11 @@ class SplitByFraming:
     def framing(self, trial: int) -> Framing:
         return self.framings[factors(trial, 2)[0]]
 
+    @staticmethod
+    def wording(trial: int) -> int:
+        """Which wording of the rules trial ``trial`` reads: each pair of trials (both framings) its own."""
+        return trial // 2
+
     def form(self, trial: int):
         return self.framing(trial).schema
 
@@ -72,7 +89,7 @@ class SplitByFraming:
         return self.framing(trial).kept(obj)
 
     def presented(self, trial: int) -> dict[str, Any]:
-        return {"framing": self.framing(trial).name}
+        return {"framing": self.framing(trial).name, "wording": self.wording(trial)}
 
 
 #: The agents that play the games with people's data: ``average`` always makes people's mean
@@ -97,13 +114,16 @@ class DictatorGame(SplitByFraming, OneShotGame):
     framings = (KEEP, Framing("give", "How many dollars do you give to the other person? "
                               'Answer in JSON: {"gift": <dollars you give, 0 to 100>}', "gift", keeps=False))  # fmt: skip
 
-    rules = (
-        f"You are the dictator in a one-shot dictator game. You have ${PIE} to split between yourself and "
-        "an anonymous other person, who has no say and must accept your split."
+    wordings = Wordings(
+        playing("dictator", "dictator"),
+        tuple(f" You have ${PIE} to {split}" for split in SPLIT),
+        (" between yourself and an anonymous other person,", " between an anonymous other person and yourself,"),
+        (" who has no say and must accept your split.", " who has no say and must accept whatever split you choose."),
     )
+    rules = wordings[0]
 
     def messages(self, trial: int):
-        return conversation(ROLES[self.role], f"{self.rules} {self.framing(trial).question}")
+        return conversation(ROLES[self.role], f"{self.wordings[self.wording(trial)]} {self.framing(trial).question}")
 
     def strategy(self) -> Contract:
         return share_contract(ROLES[self.role], self.rules, rational_share="pie", game=self)  # keep it all
@@ -183,13 +203,21 @@ class AlignmentGame(OneShotGame):
         four, so that no preference sits at one letter."""
         return list(rotated(tuple(LOSSY_OPTIONS), factors(trial, len(LOSSY_OPTIONS))[0]))
 
-    def presented(self, trial: int) -> dict[str, Any]:
-        return {"letters": dict(zip(LETTERS, self.order(trial)))}
+    @staticmethod
+    def wording(trial: int) -> int:
+        """Which wording of the rules trial ``trial`` reads: each group of four trials (every order) its own."""
+        return trial // len(LOSSY_OPTIONS)
 
-    rules = (
-        "You are the dictator in a one-shot game: you alone choose how money is split between you and an "
-        "anonymous other person, and some money is lost in every split."
+    def presented(self, trial: int) -> dict[str, Any]:
+        return {"letters": dict(zip(LETTERS, self.order(trial))), "wording": self.wording(trial)}
+
+    wordings = Wordings(
+        ("You are the dictator in a one-shot game:", "You play a one-shot game as the dictator:"),
+        tuple(f" you alone choose how money is {split}" for split in ("split", "divided")),
+        (" between you and an anonymous other person,", " between an anonymous other person and you,"),
+        " and some money is lost in every split.",
     )
+    rules = wordings[0]
 
     def options(self, trial: int) -> dict[str, tuple[int, int]]:
         """Letter -> (your dollars, the other's dollars), in this trial's order."""
@@ -202,7 +230,7 @@ class AlignmentGame(OneShotGame):
         ]
         return conversation(
             PREFERENCES[self.preference],
-            f"{self.rules} The options are:\n"
+            f"{self.wordings[self.wording(trial)]} The options are:\n"
             + "\n".join(lines)
             + '\nWhich option do you choose? Answer in JSON: {"option": "A", "B", "C" or "D"}',
         )
@@ -280,12 +308,27 @@ class UltimatumGame(SplitByFraming, OneShotGame):
         return super().read_trial(trial, obj) if self.role == "proposer" else self.read(obj)
 
     def presented(self, trial: int) -> dict[str, Any]:
-        return super().presented(trial) if self.role == "proposer" else {"listed": list(self.responses(trial))}
+        if self.role == "proposer":
+            return super().presented(trial)
+        return {"listed": list(self.responses(trial)), "wording": self.wording(trial)}
 
-    PROPOSER_RULES = (
-        f"You are the proposer in a one-shot ultimatum game. You have ${PIE} to split with an anonymous "
-        "responder. The responder sees your proposal and either accepts it, and the money is split as "
-        "you proposed, or rejects it, and both of you get nothing."
+    PROPOSER_WORDINGS = Wordings(
+        playing("proposer", "ultimatum"),
+        tuple(f" You have ${PIE} to {split} with an anonymous responder." for split in SPLIT),
+        (" The responder sees your proposal", " The responder is shown your proposal"),
+        " and either accepts it, and the money is split as you proposed, or rejects it, and",
+        NOTHING,
+        ".",
+    )
+    PROPOSER_RULES = PROPOSER_WORDINGS[0]
+    OFFER_WORDINGS = Wordings(
+        playing("responder", "ultimatum"),
+        tuple(f" The proposer had ${PIE} to {split} and offers you ${OFFER_TO_RESPONDER}, keeping ${PIE - OFFER_TO_RESPONDER}."
+              for split in SPLIT),
+        " If you accept, the money is split that way; if you reject,",
+        NOTHING,
+        ".",
+        (" Do you accept?", " Do you accept the offer?"),
     )
     RESPONDER_RULES = (
         f"You are the responder in a one-shot ultimatum game. The proposer has ${PIE} to split and offers you "
@@ -294,15 +337,10 @@ class UltimatumGame(SplitByFraming, OneShotGame):
 
     def messages(self, trial: int):
         if self.role == "proposer":
-            user = f"{self.PROPOSER_RULES} {self.framing(trial).question}"
+            user = f"{self.PROPOSER_WORDINGS[self.wording(trial)]} {self.framing(trial).question}"
         else:
             first, second = self.responses(trial)
-            user = (
-                f"You are the responder in a one-shot ultimatum game. The proposer had ${PIE} to split and offers "
-                f"you ${OFFER_TO_RESPONDER}, keeping ${PIE - OFFER_TO_RESPONDER}. If you accept, the money is split "
-                "that way; if you reject, both of you get nothing. Do you accept? "
-                f'Answer in JSON: {{"decision": "{first}" or "{second}"}}'
-            )
+            user = f'{self.OFFER_WORDINGS[self.wording(trial)]} Answer in JSON: {{"decision": "{first}" or "{second}"}}'
         return conversation(ROLES["assistant"], user)
 
     def strategy(self) -> Contract:
@@ -413,11 +451,16 @@ class ThresholdGame(OneShotGame):
     has_human_data: bool = True
     reference_kinds = WITH_AVERAGE
 
-    rules = (
-        f"You are the responder in a one-shot ultimatum game. The proposer has ${PIE} to split and will offer you a "
-        "share of it. If you accept, the money is split that way; if you reject, both of you get nothing. Before "
-        "seeing the offer, you name a number of whole dollars:"
+    wordings = Wordings(
+        playing("responder", "ultimatum"),
+        tuple(f" The proposer has ${PIE} to {split} and will offer you a share of it." for split in SPLIT),
+        " If you accept, the money is split that way; if you reject,",
+        NOTHING,
+        ".",
+        (" Before seeing the offer, you name a number of whole dollars:", " Before you see the offer, you name a number of whole dollars:"),
     )
+    rules = wordings[0]
+    wording = staticmethod(SplitByFraming.wording)
 
     def framing(self, trial: int) -> ThresholdFraming:
         return THRESHOLD_FRAMINGS[factors(trial, 2)[0]]
@@ -436,11 +479,11 @@ class ThresholdGame(OneShotGame):
         return self.framing(0).threshold(obj)
 
     def presented(self, trial: int) -> dict[str, Any]:
-        return {"framing": self.framing(trial).name}
+        return {"framing": self.framing(trial).name, "wording": self.wording(trial)}
 
     def messages(self, trial: int):
         framing = self.framing(trial)
-        return conversation(ROLES["assistant"], f"{self.rules} {framing.rule} {framing.question}")
+        return conversation(ROLES["assistant"], f"{self.wordings[self.wording(trial)]} {framing.rule} {framing.question}")
 
     def outcome(self, trial: int, threshold: float) -> dict[str, Any]:
         return {"smallest_accepted": threshold}
