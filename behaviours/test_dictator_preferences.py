@@ -8,7 +8,8 @@ being."), and the temperature: 0.7, the seed's setting, and a sweep 0.0, 0.35, 1
 (the seed shows the sweep without its values; these bracket 0.7 evenly).
 Protocol: 30 trials per row, one request each; an answer outside $0-$100 or not JSON is invalid.
 The question is counterbalanced (pytest_gaamas.counterbalance): even trials ask what the model keeps,
-odd trials what it gives, so that an answer at one end of the range, or its middle, is no preference.
+odd trials what it gives, so that an answer at one end of the range, or its middle, is no preference;
+each pair of trials is told the rules in a wording of its own, so that the 30 trials are 30 prompts.
 Strategy (the `strategy` rows): the model writes `my_share(pie) -> float` once per row; the
 function plays the 30 trials in the sandbox (pytest_gaamas.strategy); an invalid strategy shows `-`.
 Score: the share kept: median, mean with a 95% bootstrap CI, and the whole distribution (bars for

@@ -6,7 +6,9 @@ unique best of one preference: egoism (own income), altruism (the other's), util
 total) and egalitarianism (the smaller income).
 Variants (columns): the preference instructed in the system prompt.
 Protocol: 30 trials per preference, temperature 0.7; the options are lettered A-D in an order
-shuffled per trial (the same for every model), so that no preference always sits behind one letter.
+rotated trial by trial (each behind each letter once in every four trials, the same for every
+model), so that no preference always sits behind one letter; each group of four trials is told the
+rules in a wording of its own, so that the 30 trials are 30 prompts.
 Strategy (the `strategy` rows): the model writes `choose(options) -> str` once, options mapping
 each letter to [your dollars, the other's]; it plays the 30 shuffled trials in the sandbox.
 Score: the rate of choosing the option the instructed preference picks, with a Wilson 95% CI.

@@ -11,7 +11,9 @@ Protocol: 120 trials per cell (four times the paper's 30: see semantic robustnes
 asked once, plays 120 trials too, so that a defector's cell can be shown under 0.25 once the
 table's 36 cells are judged as one family), temperature 0.7. Counterbalanced (pytest_gaamas.counterbalance): the two actions are listed in either
 order, and crossed with it the spelling: with Foo / Bar which label means cooperating, with named
-labels the pair, so that the label meaning defection sorts last in one pair and first in the other.
+labels the pair, so that the label meaning defection sorts last in one pair and first in the other;
+each group of four trials writes the four outcomes in an order of its own, so that a cell's 120
+trials are 120 prompts.
 Strategy (the `strategy` rows, labels Cooperate / Defect, told once): `choose(payoffs) -> str`, the cell's payoffs as
 data in the trial's order; written once per cell and played 120 times in the sandbox.
 Score: the cooperation rate (Wilson 95% CI).
