@@ -87,19 +87,14 @@ EXCEPTIONS = {
 #: Where an answer fixed by the prompt's wording meets a criterion: the trials of a cell repeat a few
 #: distinct prompts (framings, label orders, versions), so blind-hash-S answers the same in every
 #: trial of a prompt and the cell's N trials are a few draws counted as N. The commons' lake test
-#: counts distinct prompts (tests/test_commons.py) and the ring game's 30 trials are 30 prompts
-#: (tests/test_games.py); the others owe one or the other, and a recording of it.
+#: counts distinct prompts (tests/test_commons.py); the ring game's, the prisoner's dilemma's and the
+#: splits of $100's trials are as many prompts (tests/test_games.py). The two-agent game's games
+#: repeat a few prompts still: it owes the same, and a recording of it.
 REPEATED_PROMPTS = ("an answer the prompt's wording fixes (blind-hash-S) is one draw per distinct prompt, but the cell counts "
                     "its trials: a few prompts repeated read as many independent answers")
 OPEN_DEFECTS: dict[str, tuple] = {
     f"repeated prompts: {name}": ((lambda test_id, marker=marker: marker in test_id), REPEATED_PROMPTS)
     for name, marker in {
-        "the dictator keeps more than half": "/test_dictator_preferences.py::test_dictator_preferences[",
-        "preference alignment": "/test_preference_alignment.py::test_preference_alignment[",
-        "the ultimatum game": "/test_ultimatum.py::test_ultimatum[",
-        "rational play": "/test_rational_vs_credible.py::test_rational_vs_credible[",
-        "role fidelity": "::test_role_fidelity[",
-        "payoff sensitivity": "::test_payoff_sensitivity[",
         "the script leaks beyond chance": "::test_script_leaks_beyond_chance[",
     }.items()
 }
