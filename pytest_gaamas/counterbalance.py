@@ -79,3 +79,18 @@ class Wordings:
 
     def __getitem__(self, index: int) -> str:
         return "".join(ways[way] for ways, way in zip(self.parts, factors(index % len(self), *map(len, self.parts))))
+
+
+@cache
+def _latin_bases(count: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(order for order in _orderings(count) if order[0] == 0)
+
+
+def latin_ordering(index: int, count: int) -> tuple[int, ...]:
+    """The ``index``-th of ``count!`` orders of ``count`` things (cycling), the first the things in
+    their own order, so that every ``count`` consecutive indices from a multiple of ``count`` put each
+    thing in each place once: the rotations of one order, then of the next. Where a game's trials take
+    a run of these, no thing stands first more often than the others (``ordering``'s first ``count!
+    / count`` orders all begin with the same thing)."""
+    bases = _latin_bases(count)
+    return rotated(bases[(index // count) % len(bases)], index % count)

@@ -285,9 +285,11 @@ def pd_outcomes(prompt: str) -> set[tuple[str, str, float, float]]:
 @pytest.mark.parametrize("labels", ["named", "anonymised"])
 @pytest.mark.parametrize("version", sorted(prisoners.VERSIONS))
 def test_a_dilemma_cell_s_120_trials_are_120_prompts_with_the_same_game(version, labels):
-    """A model that answers the same prompt the same way gives one draw a prompt: a cell's 120 trials
-    are 120 draws only if they are 120 prompts. Each writes the four outcomes its group of four trials
-    writes, at the payoffs of its labels."""
+    """A model that answers the same prompt the same way gives one answer a prompt: a cell's 120
+    trials are 120 answers only if they are 120 prompts. Each writes the four outcomes its group of
+    four trials writes, at the payoffs of its labels, in its group's wording; and the wordings are
+    balanced as the 30 trials of a generated dilemma and the 120 of a version take them, so that
+    payoff sensitivity, which sets the one beside the other, compares the same mix."""
     game = prisoners.PrisonersDilemma(version, "Neutral", labels)
     prompts = [game.messages(t)[-1]["content"] for t in range(120)]
     assert len(set(prompts)) == 120
@@ -295,6 +297,20 @@ def test_a_dilemma_cell_s_120_trials_are_120_prompts_with_the_same_game(version,
         points = game.points(t)
         assert pd_outcomes(prompt) == {(mine, theirs, *points[mine][theirs]) for mine in points for theirs in points[mine]}
         assert pd_outcomes(prompt) == pd_outcomes(prompts[t % 4]) and game.listed(t) == game.listed(t % 4)
+        assert game.wording(t) == game.wording(t - t % 4)
+    for trials in (32, 120):  # 32: the whole groups of a 30-trial cell
+        firsts = [game.wording(t)[0][0] for t in range(trials)]
+        assert max(map(firsts.count, range(4))) - min(map(firsts.count, range(4))) <= trials // 15
+        assert sum(game.wording(t)[1] for t in range(trials)) == trials // 2
+
+
+DETERMINISTIC_BLIND = ("at-0", "at-0.5", "at-1", "option-1", "option-2-from-end", "sorts-first", "sorts-last",
+                       "named-first", "named-last", "number-first", "number-last")  # fmt: skip
+
+
+def blind_outcomes(game, trials: range, rule: str) -> list:
+    agent = ReferenceAgent(f"blind-{rule}")
+    return [{k: v for k, v in play_trial(game, agent, t, seed=0, temperature=0.7).outcome.items() if k != "presented"} for t in trials]
 
 
 ASKED_IN_WORDINGS = {
@@ -323,3 +339,19 @@ def test_a_split_s_thirty_trials_are_thirty_prompts_that_differ_only_in_words(na
         assert game.form(t) == game.form(t % period)
         assert {k: v for k, v in game.presented(t).items() if k != "wording"} == \
                {k: v for k, v in game.presented(t % period).items() if k != "wording"}
+
+
+WORDED = {**ASKED_IN_WORDINGS,
+          "prisoner's dilemma, named": (prisoners.PrisonersDilemma("Classic", "Human", "named"), 4),
+          "prisoner's dilemma, anonymised": (prisoners.PrisonersDilemma("Mild", "Neutral", "anonymised"), 4)}  # fmt: skip
+
+
+@pytest.mark.parametrize("rule", DETERMINISTIC_BLIND)
+@pytest.mark.parametrize("name", WORDED)
+def test_a_blind_rule_answers_every_wording_as_it_answers_the_first(name, rule):
+    """The wordings change nothing a blind agent reads but the whole text: an agent that answers by
+    place, label, spelling or the numbers the prompt writes (which come first, which last) gives in
+    every trial the answer it gives in the trial alike in every counterbalanced factor but the wording."""
+    game, period = WORDED[name]
+    outcomes = blind_outcomes(game, range(32), rule)
+    assert all(outcome == outcomes[t % period] for t, outcome in enumerate(outcomes))

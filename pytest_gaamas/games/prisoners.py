@@ -10,8 +10,9 @@ sorts before "Trust" and is the longer, so an agent that answers by a label's sp
 sorts last, the shortest) cooperates half the time too. Only a label's meaning carries the answer.
 Each group of four trials (every order and spelling once) writes the four outcomes' sentences in an
 order of its own, and whether "you" or "the other" is named first in the two uneven ones, so that a
-cell's 120 trials are 120 distinct prompts of the same game (``wording``): a model that answers the
-same prompt the same way gives a draw a trial, not one of four.
+cell's 120 trials are 120 distinct prompts of the same game (``wording``), balanced in every eight
+groups: a model that answers a prompt the same way every time gives an answer a trial, not one of
+four.
 A strategy is told its keys once for all trials, so it plays the seed's pair alone
 (``"Cooperate / Defect"``), its order still counterbalanced.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import factors, ordering
+from ..counterbalance import factors, latin_ordering
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
 
@@ -97,9 +98,12 @@ class PrisonersDilemma(OneShotGame):
     def wording(self, trial: int) -> tuple[tuple[int, ...], bool]:
         """The order trial ``trial`` writes the four outcomes in (both first, first and second, second
         and first, both second, as listed), and whether the uneven outcomes name your points before the
-        other's: the same in the four trials of a group, which differ in order and spelling."""
-        _, _, sentences, others_first = factors(trial, 2, 2, 24, 2)
-        return ordering(sentences, 4), bool(others_first)
+        other's: the same in the four trials of a group, which differ in order and spelling. The
+        other's points come first in every other group, and each pair of groups takes the next of the
+        outcomes' orders, four at a time each outcome in each place once, so a cell of 30 trials and
+        one of 120 see the same mix."""
+        _, _, others_first, sentences = factors(trial, 2, 2, 2, 24)
+        return latin_ordering(sentences, 4), bool(others_first)
 
     def outcomes(self, trial: int) -> list[str]:
         """The four outcomes' sentences, in the order trial ``trial`` lists the actions."""
