@@ -62,14 +62,15 @@ class Wordings:
     """The ways of saying one text: a sequence of parts, each said in one of a few ways that mean the
     same, the first of each the text's own. Its ``index``-th wording is the index written in the
     parts' radix, the first part changing fastest, so wording 0 is the text itself and ``len`` of
-    them are distinct. A game asks trials alike in every factor that matters in distinct wordings,
-    so that a model that answers the same prompt the same way gives one draw a trial."""
+    them are distinct (then they cycle: a game's trials repeat their prompts beyond ``len`` times its
+    counterbalanced arrangements). A game asks trials alike in every factor that matters in distinct
+    wordings, so that a model that answers the same prompt the same way answers each trial anew; one
+    that heeds only some words of the text answers as many times as the wordings of those words."""
 
     def __init__(self, *parts: str | tuple[str, ...]):
         self.parts = tuple((part,) if isinstance(part, str) else part for part in parts)
-        for ways in self.parts:
-            if len(set(ways)) != len(ways):
-                raise ValueError(f"a part's ways are distinct: {ways}")
+        if len({self[index] for index in range(len(self))}) != len(self):
+            raise ValueError(f"the wordings are not all distinct: {self.parts}")
 
     def __len__(self) -> int:
         count = 1

@@ -1,13 +1,14 @@
 """Counterbalancing, tested as a property of every game that lists options: an agent that answers by
 position or by rote scores what chance gives it, never what reading the game gives."""
 
+import math
 import random
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_gaamas.counterbalance import factors, rotated
+from pytest_gaamas.counterbalance import Wordings, factors, latin_ordering, ordering, rotated
 from pytest_gaamas.games.bos_agents import PLAYERS, AgentCoordinationGame
 from pytest_gaamas.games.dictator import DictatorGame, UltimatumGame
 from pytest_gaamas.games.prisoners import VERSIONS, PrisonersDilemma
@@ -131,3 +132,22 @@ def test_every_version_is_counterbalanced_alike():
         text = game.messages(trial)[-1]["content"]
         r, s, t, p = game.rstp
         assert f"If both choose {c}, each gets {r:g} points" in text and f"If both choose {d}, each gets {p:g} points" in text
+
+
+def test_wordings_say_the_text_first_then_every_combination_of_its_parts_once():
+    wordings = Wordings("You have", (" $100", " 100 dollars"), (" to split.", " to divide."))
+    assert [wordings[i] for i in range(len(wordings))] == [
+        "You have $100 to split.", "You have 100 dollars to split.", "You have $100 to divide.", "You have 100 dollars to divide."]
+    assert wordings[4] == wordings[0]  # they cycle past their number
+    with pytest.raises(ValueError, match="not all distinct"):
+        Wordings(("a", "ab"), ("b", ""))  # "ab" + "" is "a" + "b"
+
+
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_a_latin_ordering_puts_each_thing_in_each_place_once_in_every_run_of_count(count):
+    orders = [latin_ordering(index, count) for index in range(math.factorial(count))]
+    assert orders[0] == tuple(range(count)) and len(set(orders)) == len(orders)
+    for start in range(0, len(orders), count):
+        for place in range(count):
+            assert sorted(order[place] for order in orders[start:start + count]) == list(range(count))
+    assert ordering(0, count) == tuple(range(count)) and len({ordering(i, count) for i in range(math.factorial(count))}) == math.factorial(count)
