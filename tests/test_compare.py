@@ -157,7 +157,9 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
     saved = tmp_path / "runs" / "good.json"
     document = json.loads(saved.read_text())
     (cell,) = [s for s in document["scores"] if s["metric"] == "acceptance rate"]
-    cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time; SmolLM2 now accepts 16 of 30
+    replayed = cell["score"]  # what SmolLM2's cassette accepts (18 of 30), well below every time
+    assert replayed < 0.8
+    cell["sample"], cell["score"] = [1.0] * 30, 1.0  # the old run accepted every time
     cell["passed"], cell["verdict"] = True, "met"  # and so met the criterion, which the gate is on
     saved.write_text(json.dumps(document))
 
@@ -166,7 +168,7 @@ def test_a_regression_planted_in_a_saved_run_fails_the_session(tmp_path):
     closing = output.strip().splitlines()[-1]
     assert "1 of 1 gated cell regressed: comparison with good FAILED (1 dropped, 0 lost) in" in closing, closing
     (dropped,) = [c for c in report["comparison"]["cells"] if c["dropped"]]
-    assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(16 / 30)
+    assert dropped["old"] == 1.0 and dropped["new"] == pytest.approx(replayed)
     code, output, _ = replay(tmp_path, "--gaamas-compare=good", "--gaamas-compare-fail=rate=0.2", "--gaamas-compare-fail=ultimatum=0.5", select=passing)
     assert code == 0 and "DROP" not in output and "FAILED" not in output  # the behaviour's allowance wins
     assert "1 gated cell held: comparison with good passed in" in output.strip().splitlines()[-1]
