@@ -8,8 +8,9 @@ top or middle of the range keeps $50 on average, not $0 or $100; the responder's
 as the smallest offer accepted and as the most the proposer may keep, alike; the responder's two
 answers and the four lossy options are listed in every order equally often. And the trials alike in
 all of these are asked in distinct wordings of the same rules (``Wordings``), so that a cell's 30
-trials are 30 prompts: a model that answers a prompt the same way every time gives 30 draws, not
-the 2 (or 4) that a few prompts repeated would be.
+trials are 30 prompts: a model whose answer the whole prompt fixes answers 30 times, not the 2 (or
+4) times that a few prompts repeated would be; one that heeds only some words, as many times as
+those words are worded.
 """
 
 from __future__ import annotations
