@@ -5,6 +5,7 @@ Every snippet defines ``f(x)``; the sandbox starts it and calls ``f(1)`` once. T
 """
 
 import os
+import sys
 import textwrap
 from collections.abc import Sequence
 
@@ -132,6 +133,17 @@ def test_the_corpus_covers_every_kind_a_sandbox_can_report():
     assert len(HOSTILE) >= 25
     # "no code" and "illegal action" are the strategy layer's, tested in test_strategy.py.
     assert reported >= set(KINDS) - {"no code", "illegal action", "CPU limit"}
+
+
+def test_a_forbidden_submodule_is_named_without_the_host_s_search_path():
+    """An allowed module's submodule that does not exist ("from re import re", as a small model wrote)
+    reaches the audit hook as an import: the reason names the module, not the interpreter's paths."""
+    with Sandbox("from re import re\ndef f(x):\n    return 1", "f", ("x",)) as box:
+        with pytest.raises(StrategyFailure) as failure:
+            box.start(seed=1)
+            box.call(1)
+    assert failure.value.kind == "forbidden operation" and "'re.re'" in failure.value.detail
+    assert sys.prefix not in failure.value.detail and "/" not in failure.value.detail
 
 
 def test_a_strategy_sees_none_of_the_hosts_environment(monkeypatch):

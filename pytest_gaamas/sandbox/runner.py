@@ -643,7 +643,8 @@ def install_audit_hook(allowed):
             return
         if event == "import" and args[0] in allowed:
             return
-        violation(event, repr(args)[:200])
+        # An import's other arguments are the interpreter's search path: the host's, not the strategy's.
+        violation(event, repr(args[0] if event == "import" else args)[:200])
 
     sys.addaudithook(audit)
 
