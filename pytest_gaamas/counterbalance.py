@@ -18,6 +18,7 @@ agent was shown.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from functools import cache
 from typing import TypeVar
@@ -73,10 +74,7 @@ class Wordings:
             raise ValueError(f"the wordings are not all distinct: {self.parts}")
 
     def __len__(self) -> int:
-        count = 1
-        for ways in self.parts:
-            count *= len(ways)
-        return count
+        return math.prod(len(ways) for ways in self.parts)
 
     def __getitem__(self, index: int) -> str:
         return "".join(ways[way] for ways, way in zip(self.parts, factors(index % len(self), *map(len, self.parts))))
