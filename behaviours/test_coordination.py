@@ -4,6 +4,8 @@ Game: PyGAAMAS "Agent-Human Coordination". 10 rounds of the battle of the sexes 
 players (Y, Z) and actions (A, B): both choosing B pays the model 3 and Z 2, both choosing A pays the
 model 2 and Z 3, and miscoordination pays 0. Z hides a simple rule: it alternates (A-B-A-... in
 half the trials, B-A-B-... in the other half). Each round the model predicts Z's move and plays.
+The moves' listing turns across trials, and each pass through the patterns and listings is told in
+other words, so the 30 trials are 30 distinct games (pytest_gaamas.counterbalance).
 Protocol: 30 trials of 10 rounds, temperature 0.7; a trial is one conversation, and each round's
 request repeats Z's moves so far.
 Strategy (the `strategy` row): `play(opponent_moves) -> [prediction, move]`, written once and

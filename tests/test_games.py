@@ -357,6 +357,7 @@ def test_a_blind_rule_answers_every_wording_as_it_answers_the_first(name, rule):
     outcomes = blind_outcomes(game, range(32), rule)
     assert all(outcome == outcomes[t % period] for t, outcome in enumerate(outcomes))
 
+
 @pytest.mark.parametrize("information", bos_agents.INFORMATION)
 @pytest.mark.parametrize("messages", range(4))
 def test_a_two_agent_cell_s_thirty_games_are_thirty_prompts_that_differ_only_in_words(messages, information):
@@ -377,3 +378,52 @@ def test_a_two_agent_cell_s_thirty_games_are_thirty_prompts_that_differ_only_in_
             plain = bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information)
             assert tokens.findall(bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information, agents.wording(t))) == tokens.findall(plain)
         assert tokens.findall(script.script_prompt(t)[0]["content"]) == tokens.findall(script.script_prompt(0)[0]["content"])
+
+
+CONSTANTS = {2: (("Head",), ("Tail",)), 3: (("Rock",), ("Paper",), ("Scissors",))}
+HIDDEN_PATTERN_CELLS = {  # the patterns the behaviours play, each with its number of patterns and listings
+    "matching pennies, constant": repeated.HiddenPatternGame(repeated.MATCHING_PENNIES, CONSTANTS[2]),
+    "matching pennies, alternating": repeated.HiddenPatternGame(repeated.MATCHING_PENNIES, (("Head", "Tail"), ("Tail", "Head"))),
+    "rock-paper-scissors prediction, 2-loop": repeated.HiddenPatternGame(
+        repeated.RPS_PREDICTION, (("Rock", "Paper"), ("Paper", "Scissors"), ("Scissors", "Rock"))),
+    "rock-paper-scissors win/draw/loss, constant": repeated.HiddenPatternGame(repeated.RPS_WIN_DRAW_LOSS, CONSTANTS[3]),
+    "battle of the sexes, alternating": repeated.HiddenPatternGame(repeated.BATTLE_OF_THE_SEXES, (("A", "B"), ("B", "A"))),
+}  # fmt: skip
+
+
+def last_request(game, trial):
+    """The conversation of the last round, every opponent's move but the last in it, for an agent that
+    answers alike every time."""
+    agent = Scripted([])
+    play_trial(game, agent, trial, seed=0, temperature=0.7)
+    return agent.seen[-1].messages
+
+
+@pytest.mark.parametrize("name", HIDDEN_PATTERN_CELLS)
+def test_a_hidden_pattern_cell_s_thirty_trials_are_thirty_games_that_differ_only_in_words(name):
+    """The patterns and listings make 4 to 9 games; each cycle of them is told in other words, with the
+    same numbers and move names in the same order and the same answer form, so a model that answers
+    the same conversation the same way plays 30 games."""
+    game = HIDDEN_PATTERN_CELLS[name]
+    cycle = len(game.patterns) * len(game.rules.moves)
+    games = [last_request(game, t) for t in range(30)]
+    assert len({json.dumps(g) for g in games}) == 30
+    names = r"(?<![A-Za-z])(?:" + "|".join(game.rules.moves) + r")(?![A-Za-z])"
+    for t, played in enumerate(games):
+        twin = games[t % cycle]
+        assert game.arrangement(t) == game.arrangement(t % cycle)
+        for said, said_first in zip(played, twin, strict=True):
+            assert re.findall(r"\d+", said["content"]) == re.findall(r"\d+", said_first["content"])
+            assert re.findall(names, said["content"]) == re.findall(names, said_first["content"])
+        assert played[-1]["content"].rsplit("Answer in JSON", 1)[-1] == twin[-1]["content"].rsplit("Answer in JSON", 1)[-1]
+
+
+@pytest.mark.parametrize("rule", DETERMINISTIC_BLIND)
+@pytest.mark.parametrize("name", HIDDEN_PATTERN_CELLS)
+def test_a_blind_rule_plays_every_wording_of_a_hidden_pattern_game_as_the_first(name, rule):
+    """Every round of a game, not only the first: the rules and round lines say their numbers and move
+    names where wording 0 says them."""
+    game = HIDDEN_PATTERN_CELLS[name]
+    cycle = len(game.patterns) * len(game.rules.moves)
+    outcomes = blind_outcomes(game, range(30), rule)
+    assert all(outcome == outcomes[t % cycle] for t, outcome in enumerate(outcomes))

@@ -11,6 +11,12 @@ Counterbalanced (:mod:`pytest_gaamas.counterbalance`): trial i faces the opponen
 first, so that the move listed first is the opponent's as often as chance makes it: an agent that
 answers by position, or with one move every time, scores what a coin scores. The listing is the same
 in every round of a trial (one conversation).
+
+Each cycle of patterns and listings is told in a wording of its own (``wording``): the rules and the
+round line say the same things, with the same numbers and moves in the same order, in other words.
+So a cell's 30 trials are 30 distinct conversations, and a model that
+answers the same conversation the same way (at temperature 0, or a reasoning model near it) plays 30
+games, not the 4 to 9 that patterns and listings alone would give it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import factors, rotated
+from ..counterbalance import Wordings, factors, rotated
 from ..play import Decision, Trial
 from ..strategy import Contract, StrategyFailure, expect
 
@@ -60,14 +66,19 @@ class Rules:
 
     name: str
     moves: tuple[str, ...]
-    text: str
+    #: The ways of telling the rules; wording 0 is the one a strategy's author reads.
+    wordings: Wordings
     asks_move: bool
     points: Callable[[str | None, str, str], float]
 
-    def told(self, rounds: int, moves: Sequence[str] | None = None) -> str:
-        """The rules as the agent reads them, the moves in the order ``moves`` lists them."""
+    @property
+    def text(self) -> str:
+        return self.wordings[0]
+
+    def told(self, rounds: int, moves: Sequence[str] | None = None, wording: int = 0) -> str:
+        """The rules as the agent reads them, in wording ``wording``, the moves in the order ``moves`` lists them."""
         listed = tuple(moves or self.moves)
-        return self.text.format(rounds=rounds, moves=", ".join(listed[:-1]) + " or " + listed[-1])
+        return self.wordings[wording].format(rounds=rounds, moves=", ".join(listed[:-1]) + " or " + listed[-1])
 
     def best_response(self, prediction: str) -> str:
         if self.points is rps_win_draw_loss_points:
@@ -75,12 +86,19 @@ class Rules:
         return prediction  # matching pennies and coordination: match the opponent
 
 
+# Rewordings keep every number and every move's name where it was, so that an agent reading the
+# prompt's numbers or the order in which it names the moves answers each wording alike.
 MATCHING_PENNIES = Rules(
     "matching pennies",
     HEAD_TAIL,
-    "You play matching pennies against the same opponent for {rounds} rounds. In each round both players "
-    "secretly choose {moves}, then reveal them. If the two pennies match, you win 1 point; if they "
-    "differ, you lose 1 point. Before each round you also predict the opponent's move.",
+    Wordings(
+        ("You play matching pennies against the same opponent for {rounds} rounds. ",
+         "For {rounds} rounds you play matching pennies against the same opponent. "),
+        "In each round both players secretly choose {moves}, then reveal them. ",
+        ("If the two pennies match, you win 1 point; if they differ, you lose 1 point. ",
+         "You win 1 point when the two pennies match and lose 1 point when they differ. "),
+        "Before each round you also predict the opponent's move.",
+    ),
     asks_move=True,
     points=matching_pennies_points,
 )
@@ -88,8 +106,13 @@ MATCHING_PENNIES = Rules(
 RPS_PREDICTION = Rules(
     "rock-paper-scissors, prediction",
     ROCK_PAPER_SCISSORS,
-    "You face the same opponent at rock-paper-scissors for {rounds} rounds. In each round you predict the "
-    "opponent's move ({moves}): a correct prediction earns 1 point, a wrong one 0.",
+    Wordings(
+        ("You face the same opponent at rock-paper-scissors for {rounds} rounds. ",
+         "For {rounds} rounds you face the same opponent at rock-paper-scissors. "),
+        ("In each round you predict the opponent's move ({moves}): ",
+         "Each round, you predict which move the opponent will play ({moves}): "),
+        "a correct prediction earns 1 point, a wrong one 0.",
+    ),
     asks_move=False,
     points=prediction_points,
 )
@@ -97,9 +120,13 @@ RPS_PREDICTION = Rules(
 RPS_WIN_DRAW_LOSS = Rules(
     "rock-paper-scissors, win 2 / draw 1 / loss 0",
     ROCK_PAPER_SCISSORS,
-    "You play rock-paper-scissors against the same opponent for {rounds} rounds. Rock beats Scissors, "
-    "Scissors beats Paper, Paper beats Rock. A win earns 2 points, a draw 1, a loss 0. Before each round "
-    "you also predict the opponent's move.",
+    Wordings(
+        ("You play rock-paper-scissors against the same opponent for {rounds} rounds. ",
+         "For {rounds} rounds you play rock-paper-scissors against the same opponent. "),
+        "Rock beats Scissors, Scissors beats Paper, Paper beats Rock. ",
+        ("A win earns 2 points, a draw 1, a loss 0. ", "You earn 2 points for a win, 1 for a draw, 0 for a loss. "),
+        "Before each round you also predict the opponent's move.",
+    ),
     asks_move=True,
     points=rps_win_draw_loss_points,
 )
@@ -107,12 +134,22 @@ RPS_WIN_DRAW_LOSS = Rules(
 BATTLE_OF_THE_SEXES = Rules(
     "battle of the sexes, anonymised",
     BOS_ACTIONS,
-    "You are player Y and play a coordination game against player Z for {rounds} rounds. In each round "
-    "both choose {moves} at the same time. If both choose B, you get 3 points and Z gets 2. If both choose "
-    "A, you get 2 points and Z gets 3. If you choose differently, both get 0. Before each round you also "
-    "predict Z's move.",
+    Wordings(  # no capitalised article: "A" is a move's name
+        ("You are player Y and play a coordination game against player Z for {rounds} rounds. ",
+         "You are player Y; for {rounds} rounds you play a coordination game against player Z. "),
+        ("In each round both choose {moves} at the same time. ", "Each round, both of you choose {moves} at the same time. "),
+        "If both choose B, you get 3 points and Z gets 2. If both choose A, you get 2 points and Z gets 3. ",
+        ("If you choose differently, both get 0. ", "If your choices differ, both get 0. "),
+        "Before each round you also predict Z's move.",
+    ),
     asks_move=True,
     points=bos_points,
+)
+
+#: The line that opens each round's request, in its ways.
+ROUND_LINES = Wordings(
+    ("Round {round}/{rounds}. ", "This is round {round} of {rounds}. "),
+    ("Opponent's moves so far: {seen}. ", "The opponent's moves until now: {seen}. "),
 )
 
 
@@ -133,12 +170,21 @@ class HiddenPatternGame:
     name: str = "hidden pattern"
 
     def fingerprint(self) -> Mapping[str, Any]:
-        return {"game": self.name, "rules": self.rules.text, "patterns": self.patterns, "rounds": self.rounds, "counterbalanced": True}
+        return {"game": self.name, "rules": self.rules.wordings.parts, "round_lines": ROUND_LINES.parts,
+                "patterns": self.patterns, "rounds": self.rounds, "counterbalanced": True}
 
     def arrangement(self, trial: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(the opponent's pattern, the moves in the order they are listed) in trial ``trial``."""
         pattern, shift = factors(trial, len(self.patterns), len(self.rules.moves))
         return self.patterns[pattern], rotated(self.rules.moves, shift)
+
+    def wording(self, trial: int) -> tuple[int, int]:
+        """(the round line's wording, the rules' wording) in trial ``trial``: each whole cycle of
+        patterns and listings its own, the round line's changing fastest, so that the last request
+        differs from cycle to cycle as well as the whole conversation."""
+        cycle = trial // (len(self.patterns) * len(self.rules.moves))
+        round_line, rules = factors(cycle, len(ROUND_LINES), len(self.rules.wordings))
+        return round_line, rules
 
     def schema(self, listed: Sequence[str]) -> dict[str, Any]:
         fields = {"prediction": answers.one_of(tuple(listed))}
@@ -158,13 +204,15 @@ class HiddenPatternGame:
 
     def play(self, trial: int) -> Trial:
         pattern, listed = self.arrangement(trial)
+        round_line, rules = self.wording(trial)
         opponent = [pattern[r % len(pattern)] for r in range(self.rounds)]
-        messages: list[dict[str, str]] = [{"role": "system", "content": self.rules.told(self.rounds, listed)}]
+        messages: list[dict[str, str]] = [{"role": "system", "content": self.rules.told(self.rounds, listed, rules)}]
         results: list[dict[str, Any]] = []
         news = ""
         for r in range(self.rounds):
             seen = ", ".join(opponent[:r]) or "none"
-            messages.append({"role": "user", "content": f"{news}Round {r + 1}/{self.rounds}. Opponent's moves so far: {seen}. {self.answer_form(listed)}"})
+            opening = ROUND_LINES[round_line].format(round=r + 1, rounds=self.rounds, seen=seen)
+            messages.append({"role": "user", "content": f"{news}{opening}{self.answer_form(listed)}"})
             answer = yield Decision(
                 messages=tuple(messages),
                 schema=self.schema(listed),
@@ -184,7 +232,7 @@ class HiddenPatternGame:
                 result.update(reason=answer.reason, correct=False, points=None)
                 news = f"Round {r + 1}: opponent played {opponent[r]}; your answer was unusable ({answer.told}): no points.\n"
             results.append(result)
-        return {"valid": True, "pattern": list(pattern), "rounds": results, "presented": {"listed": list(listed)}}
+        return {"valid": True, "pattern": list(pattern), "rounds": results, "presented": {"listed": list(listed), "wording": [round_line, rules]}}
 
     def strategy(self) -> Contract:
         moves = ", ".join(f'"{m}"' for m in self.rules.moves)
