@@ -27,15 +27,19 @@ with its bootstrap interval over games, and a one-sided permutation test of the 
 presentations (9,999 re-pairings seeded by the cell). What the game counterbalances across games:
 the order each player sees the meetings in (the agents' prompts and forms; the script's form, but
 not its rules, which say "A or B"), and which player opens the talk, which the shuffled pairs leave
-free: a convention read from who opens counts as reading the game. Which meeting each label names
-and which player prefers which are the same in every game (Y prefers A), so a pair that always
-meets at Y's favourite shows no excess, whether it read the payoffs or only the letter.
+free: a convention read from who opens counts as reading the game. Each game tells its rules in a
+wording of its own (the same numbers and letters in the same order), so each player, and the
+script, begins each of a cell's 30 games from a prompt of its own, even without talk. Which meeting
+each label names and which player prefers which are the same in every game (Y prefers A), so a
+pair that always meets at Y's favourite shows no excess, whether it read the payoffs or only the
+letter.
 Theory: rational agents coordinate as well as their information allows: with talk the opener
 proposes a convention (alternate A, B, ...) and both keep it, every round; without talk each plays
 the mixed equilibrium (its favourite with probability 3/5, meeting with probability 12/25) until
 they first meet, then stays there (reference:rational). The rational omniscient script writes the
-convention and meets every round. Independent random play coordinates half the time. People: about 48% coordination without talk, 95% with one-way
-and 55% with one round of two-way talk (Cooper et al. 1989; unverified figures, a one-shot game).
+convention and meets every round. Independent random play coordinates half the time. People: about
+48% coordination without talk, 95% with one-way and 55% with one round of two-way talk (Cooper et
+al. 1989; unverified figures, a one-shot game).
 Verdict: met when the lower 95% bound of the mean coordination rate reaches `min_coordination`
 (0.75; override with --gaamas-threshold=agent_coordination.min_coordination=VALUE) and the excess over
 shuffled pairs is above 0 (permutation p < 0.05 over the 16 cells of the test, Bonferroni); missed
@@ -75,7 +79,7 @@ import pytest
 from pytest_gaamas import metrics, rounds, stats, verdicts
 from pytest_gaamas.figures import INTERVAL, Figure
 from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, SIMULATIONS, AgentCoordinationGame, moves, presentation, revealing_rate
-from pytest_gaamas.report import cell, p_value_text
+from pytest_gaamas.report import cell, p_stated, p_value_text
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
@@ -196,7 +200,7 @@ def test_agent_coordination(gaamas, messages, simulation, information):
                          references=rounds.reference_curves(game, len(records), gaamas.seed, per_round), series_label=column, panel=simulation, people=people,
                          note=f"people: {PEOPLE_SOURCE}; unverified figures, drawn as flat lines" if people else "")
     gaamas.verdict(verdict, f"{simulation}, {information} payoffs: coordination rate {cell(coordination)} with {messages} message{'' if messages == 1 else 's'}, "
-                            f"shuffled pairs {beyond.baseline:.2f}, excess {cell(beyond.excess)} (p = {p_value_text(beyond.p)}); meeting it needs "
+                            f"shuffled pairs {beyond.baseline:.2f}, excess {cell(beyond.excess)} ({p_stated(beyond.p)}); meeting it needs "
                             f"the lower bound >= {threshold} and an excess (p < {ALPHA} / {CELLS})")  # fmt: skip
 
 
@@ -288,7 +292,7 @@ def test_script_overstates_success(gaamas, messages, information):
         )  # fmt: skip
     (agents_mean, script_mean), p = means["coordination rate"], p_of["coordination rate"]
     gaamas.verdict(claim.verdict, f"{column}, {information} payoffs: the script coordinates {cell(script_mean)}, separate agents "
-                                  f"{cell(agents_mean)} (one-sided p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
+                                  f"{cell(agents_mean)} ({p_stated(p, 'one-sided p')}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 
 def omniscience(gaamas, messages):
@@ -325,7 +329,7 @@ def test_omniscience_adds_success(gaamas, messages):
                         references={"nothing added": 0.0}),),
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"{column}: the script leads the agents by {cell(private)} with private payoffs and by {cell(common)} with "
-                                  f"both known: omniscience adds {cell(gained.estimate)} (one-sided p = {p_value_text(gained.p)}, "
+                                  f"both known: omniscience adds {cell(gained.estimate)} ({p_stated(gained.p, 'one-sided p')}, "
                                   f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 
@@ -357,7 +361,7 @@ def test_script_leaks_beyond_chance(gaamas, messages):
         )  # fmt: skip
     agents_all, script_all, excess = shown["all acts"]
     gaamas.verdict(claim.verdict, f"{column}: the script makes revealing acts in {cell(script_all)} of a game's acts, the agents, who could not "
-                                  f"know, in {cell(agents_all)}: excess {cell(excess)} (one-sided p = {p_value_text(claim.p)}, "
+                                  f"know, in {cell(agents_all)}: excess {cell(excess)} ({p_stated(claim.p, 'one-sided p')}, "
                                   f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 

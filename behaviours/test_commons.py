@@ -78,7 +78,7 @@ from pytest_gaamas.games.commons import (
     first_amounts,
     persona_catches,
 )
-from pytest_gaamas.report import NO_VALUE, cell, p_value_text
+from pytest_gaamas.report import NO_VALUE, cell, p_stated, p_value_text
 
 SOCIETIES = 10
 PAPER_TEMPERATURE = 0.7
@@ -309,7 +309,7 @@ def test_commons_claim(gaamas, claim):
                      cells={"in people": "a common pool: a covenant with sanctions cuts over-harvesting; no communication, heavy over-use"},
                      source="Ostrom, Walker & Gardner (1992), APSR 86(2): covenants with and without a sword", status="unverified")  # fmt: skip
     gaamas.verdict(judged.verdict, f"{claim}: {cell(rounds_of['first'], 1)} against {cell(rounds_of['second'], 1)} rounds "
-                                   f"(log-rank p = {p_value_text(p)}, {p_value_text(judged.p_adjusted)} after Holm over {judged.family_size} p-values)")
+                                   f"({p_stated(p, 'log-rank p')}, {p_value_text(judged.p_adjusted)} after Holm over {judged.family_size} p-values)")
 
 
 #: Per society: its measure, from the outcome.
@@ -365,7 +365,7 @@ def test_commons_script_overstates_success(gaamas, environment, personas, ablati
         )  # fmt: skip
     (rounds_agents, rounds_script), (_, leaked) = means["rounds survived"], means["information leakage"]
     gaamas.verdict(claim.verdict, f"{label}: the script's societies live {cell(rounds_script, 1)} rounds, separate villagers' "
-                              f"{cell(rounds_agents, 1)} (log-rank p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values); "
+                              f"{cell(rounds_agents, 1)} ({p_stated(p, 'log-rank p')}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values); "
                                   f"the script leaks in {cell(leaked)} of its stated strategies")  # fmt: skip
 
 
@@ -414,7 +414,7 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
                  "flag": flag, "societies_with_both_personas": len(selfish)},
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"{label}: selfish villagers ask {cell(stats.mean(selfish))} of an equal share, altruistic ones "
-                                  f"{cell(stats.mean(altruistic))} (p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over "
+                                  f"{cell(stats.mean(altruistic))} ({p_stated(p)}, {p_value_text(claim.p_adjusted)} after Holm over "
                                   f"{claim.family_size} p-values); survival {cell(survival)}" + (f": {flag}" if flag else ""))  # fmt: skip
 
 
@@ -512,4 +512,4 @@ def test_commons_catch_follows_the_lake(gaamas, environment, personas, ablation,
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"{label}: the first catch named is {', '.join(cell(stats.mean(catches[s])) for s in SCALES)} at lakes "
                                   f"x1/4, x1, x4, over {sum(map(len, catches.values()))} distinct prompts (concordance {concordance:.2f}, "
-                                  f"p = {p_value_text(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
+                                  f"{p_stated(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip

@@ -60,7 +60,7 @@ from hypothesis import strategies as st
 from pytest_gaamas import stats, verdicts
 from pytest_gaamas.figures import INTERVAL, RATE, Figure
 from pytest_gaamas.games.prisoners import LABELS, PROMPTS, VERSIONS, PrisonersDilemma, mengel_cooperation
-from pytest_gaamas.report import cell, invalid_note, p_value_text
+from pytest_gaamas.report import cell, invalid_note, p_stated, p_value_text
 
 PAPER_TRIALS = 30
 #: A cell's trials: semantic robustness is an equivalence test, which an honest label-blind agent
@@ -182,7 +182,7 @@ def test_role_fidelity(gaamas, version, labels):
         row={"labels": labels, "version": version}, row_rank=list(VERSIONS).index(version), worse="both",
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"cooperation by prompt {[cell(r) for r, _ in rates.values()]}: rise from Rational to Human "
-                                  f"p = {p_value_text(claim.p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values")
+                                  f"{p_stated(claim.p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values")
 
 
 @lru_cache(maxsize=1)
@@ -261,7 +261,7 @@ def test_payoff_sensitivity(gaamas, prompt):
                  "p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size, "flag": flag},
         row={"prompt": prompt}, row_rank=list(PROMPTS).index(prompt), worse="both", verdict_label=flag,
     )  # fmt: skip
-    gaamas.verdict(claim.verdict, f"cooperation against people's predicted cooperation: z = {z:.2f}, p = {p_value_text(claim.p)}, "
+    gaamas.verdict(claim.verdict, f"cooperation against people's predicted cooperation: z = {z:.2f}, {p_stated(claim.p)}, "
                                   f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values" + (f"; {flag}" if flag else ""))
 
 

@@ -40,6 +40,12 @@ def p_value_text(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def p_stated(p: float, name: str = "p") -> str:
+    """A p-value in a sentence: ``p = 0.012``, ``p < 0.001``, ``one-sided p = 0.300``."""
+    text = p_value_text(p)
+    return f"{name} {text}" if text.startswith("<") else f"{name} = {text}"
+
+
 def invalid_note(invalid: int, word: str = "invalid") -> str:
     """`` (3 invalid)`` after a cell whose answers were not all usable; nothing when all were."""
     return f" ({invalid} {word})" if invalid else ""

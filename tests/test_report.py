@@ -5,6 +5,7 @@ import copy
 import dataclasses
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -21,7 +22,7 @@ from test_drawing import checked
 from pytest_gaamas import drawing, inert, report_html, report_markdown, runlog
 from pytest_gaamas.errors import UnreadableFile
 from pytest_gaamas.figures import INTERVAL, LINE, VIOLIN, Figure
-from pytest_gaamas.report import Score, Table, build_tables
+from pytest_gaamas.report import Score, Table, build_tables, p_stated
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: Where the browser test leaves its screenshot for whoever reads the CI run.
@@ -524,3 +525,15 @@ def test_the_null_runs_figures_travel_in_the_run_log_and_are_said_under_their_ta
     path.write_bytes(runlog.dumps(damaged, path))
     with pytest.raises(UnreadableFile, match="stale"):
         runlog.read(path)
+
+
+@pytest.mark.parametrize(("p", "name", "said"), [(0.0004, "p", "p < 0.001"), (0.012, "p", "p = 0.012"),
+                                                  (0.3, "one-sided p", "one-sided p = 0.300"), (math.nan, "p", "p = -")])
+def test_a_p_value_in_a_sentence_reads_as_one(p, name, said):
+    assert p_stated(p, name) == said
+
+
+def test_no_behaviour_writes_an_equals_sign_before_a_bound():
+    """``p = < 0.001`` is what ``p = {p_value_text(p)}`` prints for a small p; ``p_stated`` says it."""
+    for path in sorted((ROOT / "behaviours").glob("test_*.py")):
+        assert not re.search(r"= \{p_value_text\(", path.read_text()), path.name
