@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from pytest_gaamas import stats
+from pytest_gaamas import rounds, stats, verdicts
 from pytest_gaamas.data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from pytest_gaamas.games import bos_agents, dictator, prisoners, repeated, ring
 from pytest_gaamas.models.reference import ReferenceAgent
@@ -427,3 +427,22 @@ def test_a_blind_rule_plays_every_wording_of_a_hidden_pattern_game_as_the_first(
     cycle = len(game.patterns) * len(game.rules.moves)
     outcomes = blind_outcomes(game, range(30), rule)
     assert all(outcome == outcomes[t % cycle] for t, outcome in enumerate(outcomes))
+
+
+@pytest.mark.parametrize(("name", "score", "threshold", "chance", "margin"), [
+    ("matching pennies, alternating", "correct", 0.75, 0.5, 0.15),
+    ("battle of the sexes, alternating", "points", 2.0, 1.25, 0.375),
+])  # fmt: skip
+def test_an_answer_fixed_by_the_wording_plays_a_hidden_pattern_cell_at_chance(name, score, threshold, chance, margin):
+    """A model that answers the same conversation the same way, reading nothing of the game, is a
+    coin across 30 distinct games and is judged at chance as a coin is (about 95% of the time).
+    Across the 4 games that patterns and listings alone made, 545 to 605 of 1,000 salts were."""
+    game = HIDDEN_PATTERN_CELLS[name]
+    judged = []
+    for salt in range(1, 61):
+        agent = ReferenceAgent(f"blind-hash-{salt}")
+        played = rounds.round_results([play_trial(game, agent, t, seed=0, temperature=0.7) for t in range(30)])
+        late = stats.mean(rounds.late_means(played, score, 6))
+        judged.append(str(verdicts.at_least(late, threshold, chance=chance, chance_margin=margin)))
+    assert judged.count("met") == 0
+    assert judged.count("at chance") >= 51, judged.count("at chance")  # 85%; a coin's 95% gives 57 on average
