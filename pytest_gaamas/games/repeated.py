@@ -14,9 +14,9 @@ in every round of a trial (one conversation).
 
 Each cycle of patterns and listings is told in a wording of its own (``wording``): the rules and the
 round line say the same things, with the same numbers and moves in the same order, in other words.
-So a cell's 30 trials are 30 distinct conversations, and a model that
-answers the same conversation the same way (at temperature 0, or a reasoning model near it) plays 30
-games, not the 4 to 9 that patterns and listings alone would give it.
+So a cell's 30 trials are 30 distinct conversations, and a model that answers the same conversation
+the same way (at temperature 0, or a reasoning model near it) plays 30 games, not the 4 to 9 that
+patterns and listings alone would give it.
 """
 
 from __future__ import annotations
@@ -70,10 +70,6 @@ class Rules:
     wordings: Wordings
     asks_move: bool
     points: Callable[[str | None, str, str], float]
-
-    @property
-    def text(self) -> str:
-        return self.wordings[0]
 
     def told(self, rounds: int, moves: Sequence[str] | None = None, wording: int = 0) -> str:
         """The rules as the agent reads them, in wording ``wording``, the moves in the order ``moves`` lists them."""
