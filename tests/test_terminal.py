@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import outcomes
+from pytest_gaamas import verdicts
 from pytest_gaamas.report import Table
+from pytest_gaamas.session.findings import findings_by_test
 
 #: 25 items, each a cell with a verdict (one of a table of 25, one at chance), and a descriptive table of the same rates beside them.
 MANY_FINDINGS = '''
@@ -50,7 +52,7 @@ def test_past_a_screenful_the_findings_are_counted_per_test_and_listed_with_v(ma
     result = many_findings.runpytest(*ARGS)
     # Judged as a table of 25 cells: 20 and 21 of 30, met or missed alone, are inconclusive; 15 of 30 is at chance.
     assert outcomes(result) == {"missed": 17, "at": 1, "inconclusive": 7}  # pytest's parser reads a word of the closing line: "1 at chance"
-    result.stdout.fnmatch_lines(["*gaamas: 25 verdicts not met*", "test *items*missed*at chance*inconclusive", "test_rate *25 *17 *1 *7",
+    result.stdout.fnmatch_lines(["*gaamas: 25 verdicts not met*", "test *items*passed*missed*at chance*inconclusive", "test_rate *25 *0 *17 *1 *7",
                                  "gaamas: each finding with its reason: -v lists them here;*", "*= 17 missed, 1 at chance, 7 inconclusive in *"])  # fmt: skip
     assert "MISSED test_rate" not in result.stdout.str()
     listed = many_findings.runpytest(*ARGS, "-v")
@@ -58,6 +60,15 @@ def test_past_a_screenful_the_findings_are_counted_per_test_and_listed_with_v(ma
     assert re.findall(r"^AT CHANCE test_rate\[reference-rational-(\d+)\]", listed.stdout.str(), re.MULTILINE) == ["15"]
     assert "; at chance: the 90% interval [0.356, 0.644] lies within 0.5 +- 0.15" in " ".join(listed.stdout.str().split())
     assert len(re.findall(r"^INCONCLUSIVE test_rate\[", listed.stdout.str(), re.MULTILINE)) == 7
+
+
+def test_the_count_per_test_says_how_many_passed_so_a_row_is_read_without_subtracting():
+    outcomes = {"a.py::test_x[1]": "passed", "a.py::test_x[2]": "missed", "a.py::test_x[3]": "failed",
+                "a.py::test_x[4]": "inconclusive", "a.py::test_y[1]": "passed"}  # fmt: skip
+    findings = [("a.py::test_x[2]", verdicts.MISSED, "low"), ("a.py::test_x[4]", verdicts.INCONCLUSIVE, "wide")]
+    table = findings_by_test(findings, outcomes)
+    assert table.headers[:3] == ("test", "items", "passed")
+    assert table.rows == (("test_x", "4", "1", "1", "0", "1"),)  # test_y met everything: not a row
 
 
 def test_a_wrong_tables_mode_is_one_line(many_findings):

@@ -88,7 +88,8 @@ def test_status(report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[st
 
 
 def findings_by_test(findings: list[Finding], outcomes: dict[str, str]) -> Table:
-    """How many items of each test function missed a criterion, were at chance and left it inconclusive, of how many run."""
+    """How many items of each test function passed, missed a criterion, were at chance and left it inconclusive, of
+    how many run: a row is read without subtracting (the rest failed or were skipped)."""
     def function(test_id: str) -> str:
         return test_id.split("::", 1)[-1].split("[", 1)[0]
 
@@ -96,8 +97,10 @@ def findings_by_test(findings: list[Finding], outcomes: dict[str, str]) -> Table
     for test_id, verdict, _ in findings:
         counts.setdefault(function(test_id), dict.fromkeys(NOT_MET, 0))[verdict] += 1
     items = collections.Counter(function(test_id) for test_id in outcomes)
-    rows = tuple((name, str(items[name]), *(str(counts[name][verdict]) for verdict in NOT_MET)) for name in sorted(counts))
-    return Table("findings", ("test", "items", *(str(verdict).replace(" ", NBSP) for verdict in NOT_MET)), rows, (), ())
+    passed = collections.Counter(function(test_id) for test_id, outcome in outcomes.items() if outcome == "passed")
+    rows = tuple((name, str(items[name]), str(passed[name]), *(str(counts[name][verdict]) for verdict in NOT_MET))
+                 for name in sorted(counts))  # fmt: skip
+    return Table("findings", ("test", "items", "passed", *(str(verdict).replace(" ", NBSP) for verdict in NOT_MET)), rows, (), ())
 
 
 def findings_heading(findings: list[Finding], mode: str) -> str:
