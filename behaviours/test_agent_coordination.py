@@ -27,9 +27,12 @@ with its bootstrap interval over games, and a one-sided permutation test of the 
 presentations (9,999 re-pairings seeded by the cell). What the game counterbalances across games:
 the order each player sees the meetings in (the agents' prompts and forms; the script's form, but
 not its rules, which say "A or B"), and which player opens the talk, which the shuffled pairs leave
-free: a convention read from who opens counts as reading the game. Which meeting each label names
-and which player prefers which are the same in every game (Y prefers A), so a pair that always
-meets at Y's favourite shows no excess, whether it read the payoffs or only the letter.
+free: a convention read from who opens counts as reading the game. Each game tells its rules in a
+wording of its own (the same numbers and letters in the same order), so each player, and the
+script, begins each of a cell's 30 games from a prompt of its own, even without talk. Which meeting
+each label names and which player prefers which are the same in every game (Y prefers A), so a
+pair that always meets at Y's favourite shows no excess, whether it read the payoffs or only the
+letter.
 Theory: rational agents coordinate as well as their information allows: with talk the opener
 proposes a convention (alternate A, B, ...) and both keep it, every round; without talk each plays
 the mixed equilibrium (its favourite with probability 3/5, meeting with probability 12/25) until

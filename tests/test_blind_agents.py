@@ -84,20 +84,11 @@ EXCEPTIONS = {
 
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
 #: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
-#: Where an answer fixed by the prompt's wording meets a criterion: the trials of a cell repeat a few
-#: distinct prompts, so blind-hash-S answers the same in every trial of a prompt and the cell's N
-#: trials are a few draws counted as N. The commons' lake test counts distinct prompts
-#: (tests/test_commons.py); the one-shot games' trials and the hidden-pattern games' games are as
-#: many prompts (tests/test_games.py). The two-agent game's games repeat a few prompts still: it owes
-#: the same, and a recording of it.
-REPEATED_PROMPTS = ("an answer the prompt's wording fixes (blind-hash-S) is one draw per distinct prompt, but the cell counts "
-                    "its trials: a few prompts repeated read as many independent answers")
-OPEN_DEFECTS: dict[str, tuple] = {
-    f"repeated prompts: {name}": ((lambda test_id, marker=marker: marker in test_id), REPEATED_PROMPTS)
-    for name, marker in {
-        "the script leaks beyond chance": "::test_script_leaks_beyond_chance[",
-    }.items()
-}
+#: None is open. The last, repeated prompts: a cell's trials repeated a few distinct prompts, so an
+#: answer fixed by the prompt's wording (blind-hash-S) was one draw per prompt counted as one a
+#: trial. Every cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and
+#: the commons' lake test counts distinct prompts (tests/test_commons.py).
+OPEN_DEFECTS: dict[str, tuple] = {}
 
 
 def explained(test_id: str, table: dict) -> str | None:

@@ -143,10 +143,11 @@ def play_two_agents(messages: int, trial: int):
 
 def test_each_agent_sees_only_its_own_player_in_the_two_agent_game():
     decisions, outcome = play_two_agents(3, trial=1)
+    game = bos_agents.AgentCoordinationGame(3)
     for player in bos_agents.PLAYERS:
         mine = [d for d in decisions if d.situation["player"] == player]
-        own_view = bos_agents.system_prompt(player, bos_agents.ROUNDS)
-        other_view = bos_agents.system_prompt(bos_agents.other(player), bos_agents.ROUNDS)
+        own_view, other_view = (bos_agents.system_prompt(p, bos_agents.ROUNDS, game.listed(1, p), wording=game.wording(1))
+                                for p in (player, bos_agents.other(player)))
         for decision in mine:
             text = json.dumps(decision.messages)
             assert decision.messages[0]["content"] == own_view
@@ -355,6 +356,28 @@ def test_a_blind_rule_answers_every_wording_as_it_answers_the_first(name, rule):
     game, period = WORDED[name]
     outcomes = blind_outcomes(game, range(32), rule)
     assert all(outcome == outcomes[t % period] for t, outcome in enumerate(outcomes))
+
+
+@pytest.mark.parametrize("information", bos_agents.INFORMATION)
+@pytest.mark.parametrize("messages", range(4))
+def test_a_two_agent_cell_s_thirty_games_are_thirty_prompts_that_differ_only_in_words(messages, information):
+    """A model that answers the same prompt the same way plays the same game from the same prompts:
+    a cell's 30 games are 30 draws only if each player begins each from a prompt of its own, even
+    without talk, where who opens changes nothing and a player sees only its own order. Each
+    player's rules, and the script's, differ from the first wording in words alone: the same numbers
+    and meetings in the same order."""
+    agents = bos_agents.AgentCoordinationGame(messages, information=information)
+    script = bos_agents.AgentCoordinationGame(messages, simulation="script", information=information)
+    for player in bos_agents.PLAYERS:
+        assert len({bos_agents.system_prompt(player, agents.rounds, agents.listed(t, player), information, agents.wording(t))
+                    for t in range(30)}) == 30  # fmt: skip
+    assert len({json.dumps(script.script_prompt(t)) for t in range(30)}) == 30
+    tokens = re.compile(r"\b(?:\d+|[ABYZ])\b")
+    for t in range(30):
+        for p in bos_agents.PLAYERS:
+            plain = bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information)
+            assert tokens.findall(bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information, agents.wording(t))) == tokens.findall(plain)
+        assert tokens.findall(script.script_prompt(t)[0]["content"]) == tokens.findall(script.script_prompt(0)[0]["content"])
 
 
 CONSTANTS = {2: (("Head",), ("Tail",)), 3: (("Rock",), ("Paper",), ("Scissors",))}

@@ -52,7 +52,10 @@ label names and which player prefers which (Y always prefers A), and the script'
 every round without reading anything; so the behaviour judges a pair's coordination by its excess
 over the same players paired across games (:func:`pytest_gaamas.metrics.coordination_excess`), which
 a habit both share does not reach, and a convention that changes with the game (the rational opener
-proposes its own favourite first) does.
+proposes its own favourite first) does. And each game tells its rules in a wording of its own
+(``AgentCoordinationGame.wording``), the same numbers and meetings in the same order, so that a
+cell's 30 games begin from 30 prompts, even without talk: a model that answers a prompt the same way
+every time plays 30 games, not the few that a few prompts repeated would be.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import factors, rotated
+from ..counterbalance import Wordings, factors, rotated
 from ..play import Decision, Trial
 
 ROUNDS = 10
@@ -78,12 +81,16 @@ INFORMATION = ("common", "private")
 ACTS = ("round 1 move", "message")
 CONVENTION = "Let us alternate: {first} in odd rounds, {second} in even rounds."
 
-SYSTEM_PROMPT = (
-    "You are player {me}. You play a coordination game with player {other} for {rounds} rounds. In each "
-    "round both choose {first} or {second} at the same time. If both choose {favourite}, you get 3 points. If both "
-    "choose {compromise}, you get 2 points. If you choose differently, you get 0. Before each round you "
-    "also predict {other}'s move."
-)
+AGENT_WORDINGS = Wordings(
+    ("You are player {me}. You play a coordination game with player {other} for {rounds} rounds.",
+     "You are player {me}, and you play a coordination game with player {other} for {rounds} rounds."),
+    (" In each round both choose {first} or {second} at the same time.",
+     " In each round, both of you choose {first} or {second} at the same time."),
+    " If both choose {favourite}, you get 3 points. If both choose {compromise}, you get 2 points.",
+    (" If you choose differently, you get 0.", " If your choices differ, you get 0."),
+    (" Before each round you also predict {other}'s move.", " Before each round, you also predict {other}'s move."),
+)  # fmt: skip
+SYSTEM_PROMPT = AGENT_WORDINGS[0]
 #: In the seed's game both players know the whole matrix.
 COMMON_KNOWLEDGE = (
     " {other} gets 3 points if both choose {compromise} and 2 points if both choose {favourite}. Both of you "
@@ -100,19 +107,32 @@ def move_form(listed: tuple[str, str]) -> str:
     first, second = listed
     return f'{{"prediction": "{first}" or "{second}", "move": "{first}" or "{second}"}}'
 
-SCRIPT_SYSTEM_PROMPT = (
-    "You write the whole of a coordination game between two players, Y and Z, who play {rounds} rounds. In each "
-    "round both choose A or B at the same time. Y's private payoffs, which Z does not know: 3 points if both "
-    "choose A, 2 points if both choose B. Z's private payoffs, which Y does not know: 3 points if both choose B, "
-    "2 points if both choose A. If they choose differently, both get 0. Before each round each player also "
-    "predicts the other's move."
+
+
+def script_wordings(payoffs: str, knowledge: str) -> Wordings:
+    """The ways of telling the omniscient script the game, with ``payoffs`` and ``knowledge`` as its
+    information condition tells them."""
+    return Wordings(
+        ("You write the whole of a coordination game between two players, Y and Z, who play {rounds} rounds.",
+         "You write out the whole of a coordination game between two players, Y and Z, who play {rounds} rounds."),
+        (" In each round both choose A or B at the same time.", " In each round, both choose A or B at the same time."),
+        payoffs,
+        (" If they choose differently, both get 0.", " If their choices differ, both get 0."),
+        knowledge,
+        (" Before each round each player also predicts the other's move.", " Before each round, each player also predicts the other's move."),
+    )  # fmt: skip
+
+
+SCRIPT_WORDINGS = script_wordings(
+    " Y's private payoffs, which Z does not know: 3 points if both choose A, 2 points if both choose B. Z's private "
+    "payoffs, which Y does not know: 3 points if both choose B, 2 points if both choose A.",
+    "",
 )
-COMMON_SCRIPT_SYSTEM_PROMPT = (
-    "You write the whole of a coordination game between two players, Y and Z, who play {rounds} rounds. In each "
-    "round both choose A or B at the same time. Y gets 3 points if both choose A, 2 points if both choose B. "
-    "Z gets 3 points if both choose B, 2 points if both choose A. If they choose differently, both get 0. Both "
-    "players know all these payoffs. Before each round each player also predicts the other's move."
+COMMON_SCRIPT_WORDINGS = script_wordings(
+    " Y gets 3 points if both choose A, 2 points if both choose B. Z gets 3 points if both choose B, 2 points if both choose A.",
+    " Both players know all these payoffs.",
 )
+SCRIPT_SYSTEM_PROMPT, COMMON_SCRIPT_SYSTEM_PROMPT = SCRIPT_WORDINGS[0], COMMON_SCRIPT_WORDINGS[0]
 SCRIPT_TALK = "Before round 1 the players exchange {messages} message{s}, taking turns, {first} first: {order}. "
 #: Tokens a script may take: each round's two predictions and moves, each message, and the frame.
 SCRIPT_TOKENS_PER_ROUND, SCRIPT_TOKENS_PER_MESSAGE, SCRIPT_TOKENS_FRAME = 48, 80, 96
@@ -152,10 +172,10 @@ def presentation(outcome: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(outcome["presented"][p]) for p in PLAYERS)
 
 
-def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS, information: str = "private") -> str:
+def system_prompt(player: str, rounds: int, listed: tuple[str, str] = ACTIONS, information: str = "private", wording: int = 0) -> str:
     favourite = FAVOURITE[player]
     compromise = FAVOURITE[other(player)]
-    told = SYSTEM_PROMPT + (COMMON_KNOWLEDGE if information == "common" else "")
+    told = AGENT_WORDINGS[wording] + (COMMON_KNOWLEDGE if information == "common" else "")
     return told.format(me=player, other=other(player), rounds=rounds, favourite=favourite, compromise=compromise,
                        first=listed[0], second=listed[1])  # fmt: skip
 
@@ -301,12 +321,25 @@ class AgentCoordinationGame:
         common = {"information": "common", "knowledge": COMMON_KNOWLEDGE} if self.information == "common" else {}
         if self.simulation == "script":
             return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "simulation": "script",
-                    "prompt": self.script_system_prompt(), "talk": SCRIPT_TALK, "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
-        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": SYSTEM_PROMPT, "scoring": 3,
+                    "prompt": self.script_wordings().parts, "talk": SCRIPT_TALK, "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
+        return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": AGENT_WORDINGS.parts, "scoring": 3,
                 "counterbalanced": True, **common}  # fmt: skip
 
-    def script_system_prompt(self) -> str:
-        return COMMON_SCRIPT_SYSTEM_PROMPT if self.information == "common" else SCRIPT_SYSTEM_PROMPT
+    def script_wordings(self) -> Wordings:
+        return COMMON_SCRIPT_WORDINGS if self.information == "common" else SCRIPT_WORDINGS
+
+    def script_system_prompt(self, trial: int = 0) -> str:
+        return self.script_wordings()[self.wording(trial)]
+
+    def wording(self, trial: int) -> int:
+        """Which wording of the rules game ``trial`` is told in, so that each player's 30 games of a
+        cell begin from 30 prompts of its own, even where who opens the talk changes nothing (no
+        talk) and the player sees only its own order: the first two parts follow whether who opens
+        and each player's order agree (opener xor Y's order, opener xor Z's), so that a player's
+        order and its wording give the other two digits and each part goes with no digit alone;
+        the other parts count the cycles of eight games."""
+        opener, y_order, z_order = factors(trial, 2, 2, 2)
+        return (opener ^ y_order) + 2 * (opener ^ z_order) + 4 * (trial // 8)
 
     def initiator(self, trial: int) -> str:
         """Y opens the talk in even trials, Z in odd ones: each side starts half the games."""
@@ -321,7 +354,8 @@ class AgentCoordinationGame:
 
     def _play_agents(self, trial: int) -> Trial:
         listed = {p: self.listed(trial, p) for p in PLAYERS}
-        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p], self.information)}] for p in PLAYERS}
+        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p], self.information, self.wording(trial))}]
+                         for p in PLAYERS}
         news = dict.fromkeys(PLAYERS, "")
 
         def ask(player: str, text: str, schema, read, situation) -> Decision:
@@ -404,7 +438,7 @@ class AgentCoordinationGame:
             f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
             f'"Z": {move_form(self.listed(trial, "Z"))}}}]}}'
         )
-        return ({"role": "system", "content": self.script_system_prompt().format(rounds=self.rounds)}, {"role": "user", "content": user})
+        return ({"role": "system", "content": self.script_system_prompt(trial).format(rounds=self.rounds)}, {"role": "user", "content": user})
 
     def script_schema(self, trial: int = 0) -> dict[str, Any]:
         turn = answers.object_schema(**{p: move_schema(self.listed(trial, p)) for p in PLAYERS})
