@@ -8,7 +8,8 @@ The family is ``reference.Blind``: a rule for options and one for numbers, each 
 (``at-Q``), a place in the list (``option-K``, from the start or the end), a label's spelling
 (``sorts-``), what the prompt writes first or last (``named-``, ``number-``), a coin (``coin-P``), or
 an answer the prompt's whole wording fixes (``hash-S``, what a model at temperature 0 that never reads
-the game gives).
+the game gives), or the last message's alone (``hash-S-last``, a model that heeds only the question it
+was just asked).
 The panel below is its grid, small enough to play whole: the constant swept across the range, every
 kind of rule at both ends, coins of three biases, and a rule for options paired with another for
 numbers. Its cost: one run of the suite, about 7 s of CPU an agent.
@@ -35,12 +36,13 @@ from pytest_gaamas.play import Decision, Request, play_trial
 #: plays those three): the constant at 0.1, 0.25 and 0.75 of every range (with first's 0, constant's
 #: middle and last's 1), the second option listed, the label that sorts last (constant's sorts
 #: first), what the prompt names first and last and the first number it writes, two coins, and the
-#: first option with a quarter of every range, and three salts of an answer the wording fixes: 14
-#: agents, about 110 s of CPU in one run.
+#: first option with a quarter of every range, three salts of an answer the wording fixes and two of
+#: one the last message fixes: 16 agents, about 125 s of CPU in one run.
 PANEL = (
     "blind-at-0.1", "blind-at-0.25", "blind-at-0.75", "blind-option-2", "blind-sorts-last",
     "blind-named-first", "blind-named-last", "blind-number-first", "blind-coin-0.5", "blind-coin-0.75",
-    "blind-option-1-numbers-at-0.25", "blind-hash-1", "blind-hash-4", "blind-hash-5",
+    "blind-option-1-numbers-at-0.25", "blind-hash-1", "blind-hash-4", "blind-hash-5", "blind-hash-2-last",
+    "blind-hash-5-last",
 )  # fmt: skip
 NAMED = ("first", "last", "constant")
 
@@ -84,11 +86,29 @@ EXCEPTIONS = {
 
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
 #: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
-#: None is open. The last, repeated prompts: a cell's trials repeated a few distinct prompts, so an
-#: answer fixed by the prompt's wording (blind-hash-S) was one draw per prompt counted as one a
-#: trial. Every cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and
-#: the commons' lake test counts distinct prompts (tests/test_commons.py).
-OPEN_DEFECTS: dict[str, tuple] = {}
+#: The last closed, repeated prompts: a cell's trials repeated a few distinct prompts, so an answer
+#: fixed by the prompt's wording (blind-hash-S) was one draw per prompt counted as one a trial. Every
+#: cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and the commons'
+#: lake test counts distinct prompts (tests/test_commons.py). Its kin is open: the wordings vary the
+#: rules, and a model that heeds only the last message (blind-hash-S-last) still sees a few prompts.
+OPEN_DEFECTS: dict[str, tuple] = {
+    "last message: the script's leakage": (
+        lambda test_id: "::test_script_leaks_beyond_chance[" in test_id,
+        "blind-hash-S-last answers from the last message alone: the script's request is the same in every game alike in who "
+        "opens and the two orders (8 distinct in 30), and the agents' round messages carry no wording, so a cell's 30 "
+        "games are a few draws of each side, and two near-constant samples differ significantly (3 of 10 salts)",
+        "word the script's request and the agents' talk and round messages per game, as the rules are, and record the "
+        "16 cells again",
+    ),
+    "last message: the commons' catch follows the lake": (
+        lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id,
+        "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
+        "of a scale, so the distinct prompts the lake test counts as units are one draw a scale, and three draws in "
+        "rising order (1 in 6) read as a catch that follows the lake (3 of 10 salts)",
+        "count as a unit what the villagers' last messages make distinct, or word the round-one question per villager, "
+        "and record the commons again",
+    ),
+}
 
 
 def explained(test_id: str, table: dict) -> str | None:
@@ -179,7 +199,7 @@ RULES = st.one_of(
     st.builds(lambda p: f"coin-{p}", st.sampled_from(["0", "0.25", "0.5", "0.9", "1"])),
     st.builds(lambda k, end: f"option-{k}{end}", st.integers(1, 5), st.sampled_from(["", "-from-end"])),
     st.builds(lambda reading, end: f"{reading}-{end}", st.sampled_from(["sorts", "named", "number"]), st.sampled_from(["first", "last"])),
-    st.builds(lambda salt: f"hash-{salt}", st.integers(0, 10_000)),
+    st.builds(lambda salt, part: f"hash-{salt}{part}", st.integers(0, 10_000), st.sampled_from(["", "-last"])),
 )
 SPECS = st.one_of(
     st.builds(lambda rule: f"blind-{rule}", RULES),
@@ -313,3 +333,21 @@ def test_an_answer_the_wording_fixes_is_the_same_for_the_same_prompt_whatever_th
     assert answers_of("blind-hash-1", 0) == answers_of("blind-hash-1", 99)
     assert answers_of("blind-hash-1", 0) != answers_of("blind-hash-2", 0)
     assert len({a["choice"] for a in answers_of("blind-hash-1", 0)}) > 4 and len({a["amount"] for a in answers_of("blind-hash-1", 0)}) > 30
+
+
+def test_an_answer_the_last_message_fixes_ignores_every_message_before_it():
+    """blind-hash-S-last reads the last message alone: rules told in other words before it change
+    nothing, the last message changed is another draw, and the whole-text hash tells them apart."""
+    schema = {"type": "object", "properties": {"amount": {"type": "number", "minimum": 0, "maximum": 100}}}
+
+    def request(rules: str, question: str) -> Request:
+        decision = Decision(({"role": "system", "content": rules}, {"role": "user", "content": question}), schema, lambda reply: reply, {})
+        return Request(decision, None, 0, 0.7)
+
+    def answer(spec: str, rules: str, question: str) -> float:
+        return json.loads(ReferenceAgent(spec).reply(request(rules, question)))["amount"]
+
+    rules = [f"You are villager {k}: the lake holds {k} tons." for k in range(30)]
+    assert len({answer("blind-hash-3-last", r, "How much do you catch?") for r in rules}) == 1
+    assert len({answer("blind-hash-3", r, "How much do you catch?") for r in rules}) > 25
+    assert len({answer("blind-hash-3-last", rules[0], f"Round {k}: how much do you catch?") for k in range(30)}) > 25

@@ -44,12 +44,12 @@ _RULE = re.compile(
     r"(?P<kind>at|coin)-(?P<fraction>0(?:\.\d+)?|1(?:\.0+)?)"
     r"|option-(?P<place>[1-9]\d*)(?P<from_end>-from-end)?"
     r"|(?P<reading>sorts|named|number)-(?P<end>first|last)"
-    r"|hash-(?P<salt>\d+)"
+    r"|hash-(?P<salt>\d+)(?P<last_message>-last)?"
 )
 #: The rules, as ``--help`` and the errors spell them.
 RULES = (
     "at-Q, coin-P (0 <= Q, P <= 1), option-K, option-K-from-end, sorts-first|last, named-first|last, number-first|last, "
-    "hash-S (S a whole number)"
+    "hash-S, hash-S-last (S a whole number)"
 )
 #: A number written in the prompt: digits, with a decimal part if it has one.
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -74,12 +74,15 @@ class Rule:
     - ``hash-S``: an answer the prompt's wording fixes and nothing else, a salted hash of its whole
       text (salt S): an option, or a place in a range, the same whenever the same prompt is asked, as
       a model at temperature 0 that never reads the game would give.
+    - ``hash-S-last``: the same, of the last message's text alone: a model that heeds only the
+      question it was just asked, never the rules told before it.
     """
 
     kind: str
     #: Q, P or K.
     value: float = 0.0
-    #: Counts from the end: option-K-from-end, and the ``-last`` readings.
+    #: Counts from the end: option-K-from-end, and the ``-last`` readings; for ``hash-S``, reads the
+    #: last message alone.
     from_end: bool = False
 
     @classmethod
@@ -92,13 +95,13 @@ class Rule:
         if found["place"]:
             return cls("option", int(found["place"]), bool(found["from_end"]))
         if found["salt"]:
-            return cls("hash", int(found["salt"]))
+            return cls("hash", int(found["salt"]), bool(found["last_message"]))
         return cls(found["reading"], from_end=found["end"] == "last")
 
     def option(self, options: Sequence[Any], surface: Surface, rng: random.Random, *, labels_sort: bool = True) -> Any:
         n = len(options)
         if self.kind == "hash":
-            return options[surface.hashed(int(self.value)) % n]
+            return options[surface.hashed(int(self.value), last_message=self.from_end) % n]
         if self.kind == "at":
             return options[math.floor(self.value * (n - 1) + 0.5)]
         if self.kind == "coin":
@@ -118,7 +121,7 @@ class Rule:
 
     def number(self, low: float, high: float, surface: Surface, rng: random.Random) -> float:
         if self.kind == "hash":
-            return low + (surface.hashed(int(self.value)) % 1001) / 1000 * (high - low)
+            return low + (surface.hashed(int(self.value), last_message=self.from_end) % 1001) / 1000 * (high - low)
         if self.kind == "at":
             return low + self.value * (high - low)
         if self.kind == "coin":
@@ -147,13 +150,16 @@ def _as_number(label: Any) -> float | None:
 
 @dataclass(frozen=True)
 class Surface:
-    """What a blind agent may read of a request: the prompt's text, all its messages in order."""
+    """What a blind agent may read of a request: the prompt's text, all its messages in order, and
+    the last message's apart (the whole text where it is not given)."""
 
     text: str
+    last: str | None = None
 
     @classmethod
     def of(cls, request: Request) -> Surface:
-        return cls("\n".join(m["content"] for m in request.messages if isinstance(m.get("content"), str)))
+        texts = [m["content"] for m in request.messages if isinstance(m.get("content"), str)]
+        return cls("\n".join(texts), texts[-1] if texts else "")
 
     def named(self, options: Sequence[Any], *, last: bool) -> Any:
         """The option whose label the text writes first (or last), as a whole word; None if none."""
@@ -165,9 +171,10 @@ class Surface:
                 places[found[-1] if last else found[0]] = option
         return places[max(places) if last else min(places)] if places else None
 
-    def hashed(self, salt: int) -> int:
-        """A whole number the text and the salt fix, and nothing else."""
-        return int.from_bytes(hashlib.sha256(f"{salt}:{self.text}".encode()).digest()[:8], "big")
+    def hashed(self, salt: int, *, last_message: bool = False) -> int:
+        """A whole number the text (or the last message's alone) and the salt fix, and nothing else."""
+        text = self.text if not last_message or self.last is None else self.last
+        return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big")
 
     def number(self, *, last: bool) -> float | None:
         numbers = _NUMBER.findall(self.text)
