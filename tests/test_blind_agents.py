@@ -96,7 +96,7 @@ OPEN_DEFECTS: dict[str, tuple] = {
         lambda test_id: "::test_script_leaks_beyond_chance[" in test_id,
         "blind-hash-S-last answers from the last message alone: the script's request is the same in every game alike in who "
         "opens and the two orders (8 distinct in 30), and the agents' round messages carry no wording, so a cell's 30 "
-        "games are a few draws of each side, and two near-constant samples differ significantly (3 of 10 salts)",
+        "games are a few draws of each side, and two near-constant samples differ significantly (13 of 40 salts)",
         "word the script's request and the agents' talk and round messages per game, as the rules are, and record the "
         "16 cells again",
     ),
@@ -104,7 +104,7 @@ OPEN_DEFECTS: dict[str, tuple] = {
         lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id,
         "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
         "of a scale, so the distinct prompts the lake test counts as units are one draw a scale, and three draws in "
-        "rising order (1 in 6) read as a catch that follows the lake (3 of 10 salts)",
+        "rising order (1 in 6) read as a catch that follows the lake (13 of 40 salts)",
         "count as a unit what the villagers' last messages make distinct, or word the round-one question per villager, "
         "and record the commons again",
     ),
