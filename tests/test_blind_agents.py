@@ -95,7 +95,7 @@ OPEN_DEFECTS: dict[str, tuple] = {
     "last message: the script's leakage": (
         lambda test_id: "::test_script_leaks_beyond_chance[" in test_id,
         "blind-hash-S-last answers from the last message alone: the script's request is the same in every game alike in who "
-        "opens and the two orders (8 distinct in 30), and the agents' round messages carry no wording, so a cell's 30 "
+        "opens and the two orders (8 distinct in 30, 4 without talk), and the agents' round messages carry no wording, so a cell's 30 "
         "games are a few draws of each side, and two near-constant samples differ significantly (13 of 40 salts)",
         "word the script's request and the agents' talk and round messages per game, as the rules are, and record the "
         "16 cells again",
