@@ -17,6 +17,7 @@ numbers. Its cost: one run of the suite, about 7 s of CPU an agent.
 
 import json
 import random
+import re
 
 import pytest
 from conftest import BEHAVIOURS, run_behaviours_once
@@ -93,7 +94,7 @@ EXCEPTIONS = {
 #: rules, and a model that heeds only the last message (blind-hash-S-last) still sees a few prompts.
 OPEN_DEFECTS: dict[str, tuple] = {
     "last message: the script's leakage": (
-        lambda test_id: "::test_script_leaks_beyond_chance[" in test_id,
+        lambda test_id: "::test_script_leaks_beyond_chance[" in test_id and last_message_agent(test_id),
         "blind-hash-S-last answers from the last message alone: the script's request is the same in every game alike in who "
         "opens and the two orders (8 distinct in 30, 4 without talk), and the agents' round messages carry no wording, so a cell's 30 "
         "games are a few draws of each side, and two near-constant samples differ significantly (13 of 40 salts)",
@@ -101,14 +102,19 @@ OPEN_DEFECTS: dict[str, tuple] = {
         "16 cells again",
     ),
     "last message: the commons' catch follows the lake": (
-        lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id,
+        lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
         "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
-        "of a scale, so the distinct prompts the lake test counts as units are one draw a scale, and three draws in "
+        "of a scale (and in every cell with the same order of business), so the distinct prompts the lake test counts as units are one draw a scale, and three draws in "
         "rising order (1 in 6) read as a catch that follows the lake (13 of 40 salts)",
         "count as a unit what the villagers' last messages make distinct, or word the round-one question per villager, "
         "and record the commons again",
     ),
 }
+
+
+def last_message_agent(test_id: str) -> bool:
+    """The open defects excuse the agent that shows them, not any agent that meets the same criterion."""
+    return re.search(r"\[reference-blind-hash-\d+-last-", test_id) is not None
 
 
 def explained(test_id: str, table: dict) -> str | None:
@@ -336,18 +342,48 @@ def test_an_answer_the_wording_fixes_is_the_same_for_the_same_prompt_whatever_th
 
 
 def test_an_answer_the_last_message_fixes_ignores_every_message_before_it():
-    """blind-hash-S-last reads the last message alone: rules told in other words before it change
-    nothing, the last message changed is another draw, and the whole-text hash tells them apart."""
-    schema = {"type": "object", "properties": {"amount": {"type": "number", "minimum": 0, "maximum": 100}}}
+    """blind-hash-S-last reads the last message alone, for options and numbers: rules told in other
+    words before it, and earlier turns of the conversation, change nothing; the last message changed
+    is another draw; and the whole-text hash tells them apart."""
+    schema = {"type": "object", "properties": {"choice": {"type": "string", "enum": list("ABCDEFGH")},
+                                               "amount": {"type": "number", "minimum": 0, "maximum": 100}}}  # fmt: skip
 
-    def request(rules: str, question: str) -> Request:
-        decision = Decision(({"role": "system", "content": rules}, {"role": "user", "content": question}), schema, lambda reply: reply, {})
-        return Request(decision, None, 0, 0.7)
+    def answer(spec: str, rules: str, earlier: str, question: str) -> tuple[str, float]:
+        messages = ({"role": "system", "content": rules}, {"role": "user", "content": earlier},
+                    {"role": "assistant", "content": "{}"}, {"role": "user", "content": question})  # fmt: skip
+        reply = json.loads(ReferenceAgent(spec).reply(Request(Decision(messages, schema, lambda r: r, {}), None, 0, 0.7)))
+        return reply["choice"], reply["amount"]
 
-    def answer(spec: str, rules: str, question: str) -> float:
-        return json.loads(ReferenceAgent(spec).reply(request(rules, question)))["amount"]
+    told = [(f"You are villager {k}: the lake holds {k} tons.", f"Round {k} was played.") for k in range(30)]
+    assert len({answer("blind-hash-3-last", rules, earlier, "How much do you catch?") for rules, earlier in told}) == 1
+    whole = {answer("blind-hash-3", rules, earlier, "How much do you catch?") for rules, earlier in told}
+    assert len({c for c, _ in whole}) > 4 and len({a for _, a in whole}) > 25
+    asked = {answer("blind-hash-3-last", *told[0], f"Round {k}: how much do you catch?") for k in range(30)}
+    assert len({c for c, _ in asked}) > 4 and len({a for _, a in asked}) > 25
 
-    rules = [f"You are villager {k}: the lake holds {k} tons." for k in range(30)]
-    assert len({answer("blind-hash-3-last", r, "How much do you catch?") for r in rules}) == 1
-    assert len({answer("blind-hash-3", r, "How much do you catch?") for r in rules}) > 25
-    assert len({answer("blind-hash-3-last", rules[0], f"Round {k}: how much do you catch?") for k in range(30)}) > 25
+
+def test_the_last_message_defects_are_still_there():
+    """What OPEN_DEFECTS says of the last message, counted in the games themselves, so that a fix shows
+    here even where no salt of the panel happens to meet the criterion: the two-agent script's
+    request takes a few values in a cell's 30 games (8 with talk, 4 without), and the commons asks
+    every villager of a scale the same round-one question. Once fixed, this fails: remove the entries."""
+    from pytest_gaamas.games.bos_agents import AgentCoordinationGame
+    from pytest_gaamas.games.commons import Commons
+
+    for messages in range(4):
+        requests = {AgentCoordinationGame(messages=messages).script_prompt(t)[-1]["content"] for t in range(30)}
+        assert len(requests) == (4 if messages == 0 else 8)
+    asked: list[tuple] = []
+
+    class Listener(ReferenceAgent):
+        def reply(self, request):
+            asked.append(request.messages)
+            return super().reply(request)
+
+    game, questions, prompts = Commons(), set(), set()
+    for trial in range(12):
+        asked.clear()
+        play_trial(game, Listener("blind-hash-2-last"), trial, seed=0, temperature=0.7)
+        questions.update(m[-1]["content"] for m in asked[: game.villagers])
+        prompts.update("\n".join(x["content"] for x in m) for m in asked[: game.villagers])
+    assert len(questions) == len(game.scales) and len(prompts) > 20

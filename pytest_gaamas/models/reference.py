@@ -81,9 +81,10 @@ class Rule:
     kind: str
     #: Q, P or K.
     value: float = 0.0
-    #: Counts from the end: option-K-from-end, and the ``-last`` readings; for ``hash-S``, reads the
-    #: last message alone.
+    #: Counts from the end: option-K-from-end, and the ``-last`` readings.
     from_end: bool = False
+    #: ``hash-S-last``: hashes the last message alone.
+    last_message: bool = False
 
     @classmethod
     def parse(cls, text: str) -> Rule | None:
@@ -95,13 +96,13 @@ class Rule:
         if found["place"]:
             return cls("option", int(found["place"]), bool(found["from_end"]))
         if found["salt"]:
-            return cls("hash", int(found["salt"]), bool(found["last_message"]))
+            return cls("hash", int(found["salt"]), last_message=bool(found["last_message"]))
         return cls(found["reading"], from_end=found["end"] == "last")
 
     def option(self, options: Sequence[Any], surface: Surface, rng: random.Random, *, labels_sort: bool = True) -> Any:
         n = len(options)
         if self.kind == "hash":
-            return options[surface.hashed(int(self.value), last_message=self.from_end) % n]
+            return options[surface.hashed(int(self.value), last_message=self.last_message) % n]
         if self.kind == "at":
             return options[math.floor(self.value * (n - 1) + 0.5)]
         if self.kind == "coin":
@@ -121,7 +122,7 @@ class Rule:
 
     def number(self, low: float, high: float, surface: Surface, rng: random.Random) -> float:
         if self.kind == "hash":
-            return low + (surface.hashed(int(self.value), last_message=self.from_end) % 1001) / 1000 * (high - low)
+            return low + (surface.hashed(int(self.value), last_message=self.last_message) % 1001) / 1000 * (high - low)
         if self.kind == "at":
             return low + self.value * (high - low)
         if self.kind == "coin":
@@ -159,7 +160,7 @@ class Surface:
     @classmethod
     def of(cls, request: Request) -> Surface:
         texts = [m["content"] for m in request.messages if isinstance(m.get("content"), str)]
-        return cls("\n".join(texts), texts[-1] if texts else "")
+        return cls("\n".join(texts), texts[-1] if texts else "")  # every message of a game's request is text
 
     def named(self, options: Sequence[Any], *, last: bool) -> Any:
         """The option whose label the text writes first (or last), as a whole word; None if none."""
