@@ -29,14 +29,15 @@ from typing import Any
 FORMAT = 1
 #: The shipped figures' plan: the coin at 20 seeds; blind agents that flip coins at 5; blind agents
 #: whose every answer is fixed by the request (a constant across the range, an option by its place,
-#: a label, what the prompt names or numbers first or last, a hash of its whole wording) at 3, as
-#: the games' counterbalancing draws from the seed.
+#: a label, what the prompt names or numbers first or last, a hash of its whole wording or of its
+#: last message alone) at 3, as the games' counterbalancing draws from the seed.
 SHIPPED_PLAN = {
     "reference:random": tuple(range(1, 21)),
     **{f"reference:blind-coin-{p}": tuple(range(1, 6)) for p in ("0.25", "0.75")},
     **{f"reference:blind-{rule}": (1, 2, 3) for rule in (
         "at-0", "at-0.25", "at-0.5", "at-0.75", "at-1", "option-2", "option-2-from-end", "sorts-first", "sorts-last",
-        "named-first", "named-last", "number-first", "number-last", "hash-1", "hash-2", "hash-3")},
+        "named-first", "named-last", "number-first", "number-last", "hash-1", "hash-2", "hash-3", "hash-1-last",
+        "hash-2-last", "hash-3-last")},
 }  # fmt: skip
 SHIPPED_FILE = "null_met.json"
 
