@@ -24,6 +24,7 @@ from conftest import BEHAVIOURS, run_behaviours_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_behaviours import credibility_cell, label_blind_robustness, reference_run
+from test_games import Watching
 
 from pytest_gaamas.games.dictator import UltimatumGame
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
@@ -373,17 +374,11 @@ def test_the_last_message_defects_are_still_there():
     for messages in range(4):
         requests = {AgentCoordinationGame(messages=messages).script_prompt(t)[-1]["content"] for t in range(30)}
         assert len(requests) == (4 if messages == 0 else 8)
-    asked: list[tuple] = []
-
-    class Listener(ReferenceAgent):
-        def reply(self, request):
-            asked.append(request.messages)
-            return super().reply(request)
-
     game, questions, prompts = Commons(), set(), set()
     for trial in range(12):
-        asked.clear()
-        play_trial(game, Listener("blind-hash-2-last"), trial, seed=0, temperature=0.7)
-        questions.update(m[-1]["content"] for m in asked[: game.villagers])
-        prompts.update("\n".join(x["content"] for x in m) for m in asked[: game.villagers])
+        agent = Watching()
+        play_trial(game, agent, trial, seed=0, temperature=0.7)
+        first_asked = [decision.messages for decision in agent.seen[: game.villagers]]
+        questions.update(m[-1]["content"] for m in first_asked)
+        prompts.update("\n".join(x["content"] for x in m) for m in first_asked)
     assert len(questions) == len(game.scales) and len(prompts) > 20
