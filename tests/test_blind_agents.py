@@ -105,10 +105,11 @@ OPEN_DEFECTS: dict[str, tuple] = {
     "last message: the commons' catch follows the lake": (
         lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
         "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
-        "of a scale (and in every cell with the same order of business), so the distinct prompts the lake test counts as units are one draw a scale, and three draws in "
-        "rising order (1 in 6) read as a catch that follows the lake (13 of 40 salts)",
-        "count as a unit what the villagers' last messages make distinct, or word the round-one question per villager, "
-        "and record the commons again",
+        "of a scale (and in every cell with the same order of business), so the distinct prompts the lake test counts "
+        "as units are one draw a scale, and three draws in rising order (1 in 6) read as a catch that follows the lake "
+        "(13 of 40 salts)",
+        "word the round-one question per villager, as docs/behaviours.md says (counting its three questions as the "
+        "units would leave the test no power), and record the commons again",
     ),
 }
 
