@@ -213,8 +213,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "tables", "string", metavar="MODE", default="`criteria`", arguments={"choices": TABLE_MODES},
         help="`criteria`: the terminal prints the tables that judge a criterion and names the others (per-round "
-        "curves, each player's own choices), which the report, the summary and the run log hold; `all`: it prints "
-        "every table. A table too wide for the terminal (120 columns when not on one) is printed in parts that each "
+        "curves, each player's own choices), which the report, the summary and the run log hold; where they would "
+        "fill more than 150 lines, it prints a line per table instead, its cells and how many reached each verdict, "
+        "and `-v` prints them whole; `all`: it prints every table whole. A table too wide for the terminal (120 columns when not on one) is printed in parts that each "
         "repeat the row labels: no value or interval is ever split over two lines",
     ),
     Option(

@@ -1,6 +1,7 @@
-"""What the terminal shows after a run: the tables that judge a criterion, the others named; each
-criterion not met on a line of its own while they fit a screen, else counted per test; and no value
-of a table split over two lines, whatever the width."""
+"""What the terminal shows after a run: the tables that judge a criterion while they fit a few
+screens, else their verdicts counted a table a line, the others named; each criterion not met on a
+line of its own while they fit a screen, else counted per test; and no value of a table split over
+two lines, whatever the width."""
 
 import re
 
@@ -60,6 +61,27 @@ def test_past_a_screenful_the_findings_are_counted_per_test_and_listed_with_v(ma
     assert re.findall(r"^AT CHANCE test_rate\[reference-rational-(\d+)\]", listed.stdout.str(), re.MULTILINE) == ["15"]
     assert "; at chance: the 90% interval [0.356, 0.644] lies within 0.5 +- 0.15" in " ".join(listed.stdout.str().split())
     assert len(re.findall(r"^INCONCLUSIVE test_rate\[", listed.stdout.str(), re.MULTILINE)) == 7
+
+
+#: Eight test functions like MANY_FINDINGS's, each its own table of 25 cells (a test function's cells are its table's family).
+MANY_TABLES = "".join(MANY_FINDINGS.replace("def test_rate(", f"def test_rate_{n}(").replace('table="Rates', f'table="Rates {n}')
+                      for n in range(8))  # fmt: skip
+
+
+def test_past_a_few_screenfuls_the_tables_are_counted_per_table_and_printed_whole_with_v(pytester):
+    """Eight tables of 25 cells fill about 270 lines: a line each counts its cells and verdicts, in the
+    tables' order, and -v or --gaamas-tables=all prints them whole."""
+    pytester.makepyfile(test_rates=MANY_TABLES)
+    result = pytester.runpytest(*ARGS)
+    text = result.stdout.str()
+    assert "gaamas: Rates 3 =" not in text and "MISSED test_rate" not in text
+    result.stdout.fnmatch_lines(["*= gaamas: 8 tables judge a criterion =*", "table *cells *met *missed *at chance *inconclusive",
+                                 "Rates 0 *25 *0 *17 *1 *7", *(f"Rates {n} *25 *0 *17 *1 *7" for n in range(1, 8)),
+                                 "gaamas: each table whole (2?? lines)*", "*gaamas: 200 verdicts not met*"])  # fmt: skip
+    assert "-v prints them here" in " ".join(text.split())
+    for whole in ("-v", "--gaamas-tables=all"):
+        printed = pytester.runpytest(*ARGS, whole).stdout.str()
+        assert all(f"gaamas: Rates {n} =" in printed for n in range(8)) and "tables judge a criterion" not in printed, whole
 
 
 def test_the_count_per_test_says_how_many_passed_so_a_row_is_read_without_subtracting():

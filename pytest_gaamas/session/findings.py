@@ -5,13 +5,14 @@ traceback; it is reported (an expected failure, with the verdict's word) or fail
 from __future__ import annotations
 
 import collections
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
 
 from .. import inert
 from ..errors import VerdictNotMet
-from ..report import NBSP, Table
+from ..report import NBSP, Score, Table, verdict_counts
 from ..verdicts import AT_CHANCE, INCONCLUSIVE, MISSED, NOT_MET, Verdict
 
 #: The user property that carries an item's finding, by its verdict.
@@ -101,6 +102,19 @@ def findings_by_test(findings: list[Finding], outcomes: dict[str, str]) -> Table
     rows = tuple((name, str(items[name]), str(passed[name]), *(str(counts[name][verdict]) for verdict in NOT_MET))
                  for name in sorted(counts))  # fmt: skip
     return Table("findings", ("test", "items", "passed", *(str(verdict).replace(" ", NBSP) for verdict in NOT_MET)), rows, (), ())
+
+
+def verdicts_by_table(tables: Sequence[Table], scores: Iterable[Score]) -> Table:
+    """Each table's cells and how many of them reached each verdict, a row a table in the order
+    given: the run at a glance, where its tables whole would fill many screens."""
+    by_title: dict[str, list[Score]] = {}
+    for score in scores:
+        by_title.setdefault(score.table, []).append(score)
+    rows = []
+    for table in tables:
+        counts = verdict_counts(by_title.get(table.title, []))
+        rows.append((inert.terminal(table.title), str(sum(counts.values())), *(str(counts[verdict]) for verdict in Verdict)))
+    return Table("verdicts by table", ("table", "cells", *(str(verdict).replace(" ", NBSP) for verdict in Verdict)), tuple(rows), (), ())
 
 
 def findings_heading(findings: list[Finding], mode: str) -> str:

@@ -10,7 +10,7 @@ from .. import compare, gate, inert
 from ..report import TABLE_WIDTH, build_tables
 from ..usage import cost_text
 from ..verdicts import NOT_MET, Verdict
-from .findings import Finding, findings_by_test, findings_heading
+from .findings import Finding, findings_by_test, findings_heading, verdicts_by_table
 
 if TYPE_CHECKING:
     from .engine import Session
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 #: Findings listed one by one without -v: about a screenful. Past it, a line per test function
 #: counts them, as pytest cuts a long diff short and says how to see it whole.
 FINDINGS_LISTED = 20
+#: Lines of tables printed whole without -v: about three screenfuls. Past it, a line per table
+#: counts its verdicts, as the findings are counted per test past FINDINGS_LISTED.
+TABLES_LISTED_LINES = 150
 #: The comparison's section: at most this many lines, its separator among them, none wider than
 #: the summary's width (a line is cut short, a table too wide or too long is left to the files that
 #: hold the whole comparison); the outcome and the lines of the cells that failed come first.
@@ -63,9 +66,17 @@ def summary(reporter: Any, session: Session) -> None:
     width = min(reporter._tw.fullwidth, TABLE_WIDTH) if reporter.isatty else TABLE_WIDTH
     tables = build_tables(record.scores, record.references, settings.models, record.null_rates)
     shown = [table for table in tables if table.judged or settings.tables == "all"]
-    for table in shown:
-        reporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
-        reporter.write_line(table.render(width))
+    rendered = [(table, table.render(width)) for table in shown]
+    lines = sum(text.count("\n") + 2 for _, text in rendered)
+    if settings.tables == "all" or session.config.option.verbose > 0 or lines <= TABLES_LISTED_LINES:
+        for table, text in rendered:
+            reporter.write_sep("=", inert.terminal(f"gaamas: {table.title}"))
+            reporter.write_line(text)
+    elif shown:
+        reporter.write_sep("=", f"gaamas: {len(shown)} tables judge a criterion")
+        reporter.write_line(verdicts_by_table(shown, record.scores).render(width))
+        reporter.write_line(fill(f"gaamas: each table whole ({lines:,} lines), with its criterion, people's rows and what a blind agent "
+                                 f"earns there: -v prints them here; {views(settings)}", width))  # fmt: skip
     if len(shown) < len(tables):
         reporter.write_line(fill(f"gaamas: {unshown_tables(len(tables) - len(shown), settings)}", width))
     findings: list[Finding] = [(f["test_id"], Verdict(f["verdict"]), f["finding"]) for f in record.findings]
