@@ -91,17 +91,10 @@ EXCEPTIONS = {
 #: The last closed, repeated prompts: a cell's trials repeated a few distinct prompts, so an answer
 #: fixed by the prompt's wording (blind-hash-S) was one draw per prompt counted as one a trial. Every
 #: cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and the commons'
-#: lake test counts distinct prompts (tests/test_commons.py). Its kin is open: the wordings vary the
-#: rules, and a model that heeds only the last message (blind-hash-S-last) still sees a few prompts.
+#: lake test counts distinct prompts (tests/test_commons.py). Its kin, the last message alone
+#: (blind-hash-S-last), is closed in the two-agent game, which words every question per game as it
+#: words the rules (tests/test_games.py), and open in the commons.
 OPEN_DEFECTS: dict[str, tuple] = {
-    "last message: the script's leakage": (
-        lambda test_id: "::test_script_leaks_beyond_chance[" in test_id and last_message_agent(test_id),
-        "blind-hash-S-last answers from the last message alone: the script's request is the same in every game alike in who "
-        "opens and the two orders (8 distinct in 30, 4 without talk), and the agents' round messages carry no wording, so a cell's 30 "
-        "games are a few draws of each side, and two near-constant samples differ significantly (13 of 40 salts)",
-        "word the script's request and the agents' talk and round messages per game, as the rules are, and record the "
-        "16 cells again",
-    ),
     "last message: the commons' catch follows the lake": (
         lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
         "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
@@ -364,17 +357,12 @@ def test_an_answer_the_last_message_fixes_ignores_every_message_before_it():
     assert len({c for c, _ in asked}) > 4 and len({a for _, a in asked}) > 25
 
 
-def test_the_last_message_defects_are_still_there():
-    """What OPEN_DEFECTS says of the last message, counted in the games themselves, so that a fix shows
-    here even where no salt of the panel happens to meet the criterion: the two-agent script's
-    request takes a few values in a cell's 30 games (8 with talk, 4 without), and the commons asks
-    every villager of a scale the same round-one question. Once fixed, this fails: remove the entries."""
-    from pytest_gaamas.games.bos_agents import AgentCoordinationGame
+def test_the_last_message_defect_is_still_there():
+    """What OPEN_DEFECTS says of the last message, counted in the game itself, so that a fix shows
+    here even where no salt of the panel happens to meet the criterion: the commons asks every
+    villager of a scale the same round-one question. Once fixed, this fails: remove the entry."""
     from pytest_gaamas.games.commons import Commons
 
-    for messages in range(4):
-        requests = {AgentCoordinationGame(messages=messages).script_prompt(t)[-1]["content"] for t in range(30)}
-        assert len(requests) == (4 if messages == 0 else 8)
     game, questions, prompts = Commons(), set(), set()
     for trial in range(12):
         agent = Watching()

@@ -124,10 +124,11 @@ def test_anonymised_prisoners_dilemma_never_names_cooperation():
 
 
 class Watching(ReferenceAgent):
-    """reference:random, remembering every decision it was asked, with what the game alone knows."""
+    """A reference agent (reference:random unless told), remembering every decision it was asked,
+    with what the game alone knows."""
 
-    def __init__(self):
-        super().__init__("random")
+    def __init__(self, spec: str = "random"):
+        super().__init__(spec)
         self.seen = []
 
     def reply(self, request):
@@ -378,6 +379,28 @@ def test_a_two_agent_cell_s_thirty_games_are_thirty_prompts_that_differ_only_in_
             plain = bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information)
             assert tokens.findall(bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information, agents.wording(t))) == tokens.findall(plain)
         assert tokens.findall(script.script_prompt(t)[0]["content"]) == tokens.findall(script.script_prompt(0)[0]["content"])
+
+
+@pytest.mark.parametrize("information", bos_agents.INFORMATION)
+@pytest.mark.parametrize("messages", range(4))
+def test_every_question_of_a_two_agent_cell_is_asked_anew_in_each_of_its_thirty_games(messages, information):
+    """A model that heeds only the question it was just asked plays a cell's 30 games as 30 draws only
+    if each question is worded anew in each game: each player's question of each round, and its
+    message request of each place in the talk, asked of an agent that answers every game alike (so
+    that nothing but the game's words can differ), take as many values as the games that ask them,
+    and the script's request 30 in 30 games."""
+    asked: dict[tuple[str, str, int], list[str]] = {}
+    for trial in range(30):
+        agent = Watching("blind-option-1")
+        play_trial(bos_agents.AgentCoordinationGame(messages, information=information), agent, trial, seed=0, temperature=0.7)
+        for decision in agent.seen:
+            where = decision.situation["round"] if decision.situation["phase"] == "round" else decision.situation["index"]
+            asked.setdefault((decision.situation["player"], decision.situation["phase"], where), []).append(decision.messages[-1]["content"])
+    assert len([k for k in asked if k[1] == "round"]) == 2 * bos_agents.ROUNDS and len(asked) == 2 * (bos_agents.ROUNDS + messages)
+    assert all(len(set(questions)) == len(questions) for questions in asked.values()), {k: len(set(v)) for k, v in asked.items()}
+    assert all(len(questions) == 30 for (_, phase, _), questions in asked.items() if phase == "round")
+    script = bos_agents.AgentCoordinationGame(messages, simulation="script", information=information)
+    assert len({script.script_prompt(t)[-1]["content"] for t in range(30)}) == 30
 
 
 CONSTANTS = {2: (("Head",), ("Tail",)), 3: (("Rock",), ("Paper",), ("Scissors",))}

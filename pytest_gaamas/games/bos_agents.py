@@ -55,7 +55,10 @@ a habit both share does not reach, and a convention that changes with the game (
 proposes its own favourite first) does. And each game tells its rules in a wording of its own
 (``AgentCoordinationGame.wording``), the same numbers and meetings in the same order, so that a
 cell's 30 games begin from 30 prompts, even without talk: a model that answers a prompt the same way
-every time plays 30 games, not the few that a few prompts repeated would be.
+every time plays 30 games, not the few that a few prompts repeated would be. Every question of a
+game is asked in its game's wording too (``MESSAGE_WORDINGS``, ``ROUND_WORDINGS``,
+``SCRIPT_REQUEST_WORDINGS``), and a round's question restates the meetings in the player's order,
+so that a model that heeds only the question it was just asked also plays 30 games.
 """
 
 from __future__ import annotations
@@ -96,6 +99,23 @@ COMMON_KNOWLEDGE = (
     " {other} gets 3 points if both choose {compromise} and 2 points if both choose {favourite}. Both of you "
     "know all these payoffs."
 )
+#: What each player is asked, worded as its rules are (the same index): a question a player is
+#: asked in every game is then worded anew with the game, so that an answer fixed by the question
+#: just asked is a draw per game, not one per question.
+MESSAGE_WORDINGS = Wordings(
+    ("Before the game, you may send {listener} a message", "Before the game starts, you may send {listener} a message",
+     "Before the game, you may write {listener} a message", "Before the game starts, you may write {listener} a message"),
+    (" (message {index} of {count}).", " (this is message {index} of {count})."),
+    (" Answer in JSON:", " Reply in JSON:"),
+)
+#: A round's question restates the two meetings in the player's own order, so that two games told in
+#: one wording, where the player sees the meetings in opposite orders, ask it apart in every round.
+ROUND_WORDINGS = Wordings(
+    ("Round {round}/{rounds}: {first} or {second}.", "Round {round} of {rounds}: {first} or {second}.",
+     "This is round {round}/{rounds}: {first} or {second}.", "This is round {round} of {rounds}: {first} or {second}."),
+    (" Your moves so far: {mine}.", " Your moves until now: {mine}."),
+    (" {other}'s moves so far: {theirs}.", " {other}'s moves until now: {theirs}."),
+)
 MESSAGE_SCHEMA = answers.object_schema(message={"type": "string", "maxLength": MESSAGE_CHARACTERS})
 
 
@@ -134,6 +154,13 @@ COMMON_SCRIPT_WORDINGS = script_wordings(
 )
 SCRIPT_SYSTEM_PROMPT, COMMON_SCRIPT_SYSTEM_PROMPT = SCRIPT_WORDINGS[0], COMMON_SCRIPT_WORDINGS[0]
 SCRIPT_TALK = "Before round 1 the players exchange {messages} message{s}, taking turns, {first} first: {order}. "
+#: The script's request, worded as the game's rules are (the same index), so that a cell's 30
+#: requests differ even where the talk and the players' orders repeat.
+SCRIPT_REQUEST_WORDINGS = Wordings(
+    ("Write the whole game", "Write out the whole game", "Write the whole of the game", "Write out the whole of the game"),
+    (", every message and all {rounds} rounds,", ", with every message and all {rounds} rounds,"),
+    (" as JSON: ", " in JSON: "),
+)  # fmt: skip
 #: Tokens a script may take: each round's two predictions and moves, each message, and the frame.
 SCRIPT_TOKENS_PER_ROUND, SCRIPT_TOKENS_PER_MESSAGE, SCRIPT_TOKENS_FRAME = 48, 80, 96
 #: A script's message is one line of plain text. An agent's message is a reply of its own, and a
@@ -321,9 +348,10 @@ class AgentCoordinationGame:
         common = {"information": "common", "knowledge": COMMON_KNOWLEDGE} if self.information == "common" else {}
         if self.simulation == "script":
             return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "simulation": "script",
-                    "prompt": self.script_wordings().parts, "talk": SCRIPT_TALK, "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
+                    "prompt": self.script_wordings().parts, "talk": SCRIPT_TALK, "request": SCRIPT_REQUEST_WORDINGS.parts,
+                    "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
         return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": AGENT_WORDINGS.parts, "scoring": 3,
-                "counterbalanced": True, **common}  # fmt: skip
+                "questions": (MESSAGE_WORDINGS.parts, ROUND_WORDINGS.parts), "counterbalanced": True, **common}  # fmt: skip
 
     def script_wordings(self) -> Wordings:
         return COMMON_SCRIPT_WORDINGS if self.information == "common" else SCRIPT_WORDINGS
@@ -370,10 +398,10 @@ class AgentCoordinationGame:
         speaker = self.initiator(trial)
         for i in range(self.messages):
             listener = other(speaker)
+            request = MESSAGE_WORDINGS[self.wording(trial)].format(listener=listener, index=i + 1, count=self.messages)
             answer = yield ask(
                 speaker,
-                f"Before the game, you may send {listener} a message (message {i + 1} of {self.messages}). "
-                f'Answer in JSON: {{"message": "<at most {MESSAGE_CHARACTERS} characters>"}}',
+                f'{request} {{"message": "<at most {MESSAGE_CHARACTERS} characters>"}}',
                 MESSAGE_SCHEMA,
                 read_message,
                 {"phase": "message", "index": i, "talk": [m["text"] for m in talk]},
@@ -399,9 +427,11 @@ class AgentCoordinationGame:
                 theirs = ", ".join(m or "-" for m in history[other(player)]) or "none"
                 # The answer's form is spelt out once; the schema holds it on every request.
                 form = f" Answer in JSON: {move_form(listed[player])}" if r == 0 else ""
+                question = ROUND_WORDINGS[self.wording(trial)].format(round=r + 1, rounds=self.rounds, first=listed[player][0],
+                                                                      second=listed[player][1], mine=mine, other=other(player), theirs=theirs)  # fmt: skip
                 answer = yield ask(
                     player,
-                    f"Round {r + 1}/{self.rounds}. Your moves so far: {mine}. {other(player)}'s moves so far: {theirs}.{form}",
+                    question + form,
                     move_schema(listed[player]),
                     read_move,
                     {"phase": "round", "round": r, "history": {p: list(h) for p, h in history.items()}, "talk": [m["text"] for m in talk]},
@@ -434,8 +464,8 @@ class AgentCoordinationGame:
         messages_form = (f'"messages": [{self.messages} message{"" if self.messages == 1 else "s"} of at most '
                          f'{MESSAGE_CHARACTERS} characters, in that order], ') if self.messages else ""  # fmt: skip
         user = (
-            f"{talk}Write the whole game, every message and all {self.rounds} rounds, as JSON: "
-            f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
+            talk + SCRIPT_REQUEST_WORDINGS[self.wording(trial)].format(rounds=self.rounds)
+            + f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
             f'"Z": {move_form(self.listed(trial, "Z"))}}}]}}'
         )
         return ({"role": "system", "content": self.script_system_prompt(trial).format(rounds=self.rounds)}, {"role": "user", "content": user})
