@@ -201,6 +201,8 @@ RULES = st.one_of(
     st.builds(lambda k, end: f"option-{k}{end}", st.integers(1, 5), st.sampled_from(["", "-from-end"])),
     st.builds(lambda reading, end: f"{reading}-{end}", st.sampled_from(["sorts", "named", "number"]), st.sampled_from(["first", "last"])),
     st.builds(lambda salt, part: f"hash-{salt}{part}", st.integers(0, 10_000), st.sampled_from(["", "-last"])),
+    st.builds(lambda word, part: f"word-{word}{part}", st.sampled_from(["until", "reply", "options", "the", "you", "split", "last"]),
+              st.sampled_from(["", "-last"])),
 )
 SPECS = st.one_of(
     st.builds(lambda rule: f"blind-{rule}", RULES),
@@ -305,6 +307,24 @@ def test_the_surface_rules_read_the_prompt():
     coin = Blind.parse("blind-coin-0.75").options
     firsts = sum(coin.option(options, surface, rng) == "Foo" for rng in map(random.Random, range(2000)))
     assert 0.72 < firsts / 2000 < 0.78
+
+
+def test_a_word_keyed_agent_switches_with_its_word_alone():
+    """blind-word-W names the label that sorts first where the text holds the word W (case folded, as a
+    whole word), else the one that sorts last, and the bottom or top of a range; -last reads the last
+    message alone."""
+    schema = {"type": "object", "properties": {"m": {"type": "string", "enum": ["Foo", "Bar"]}, "x": {"type": "number", "minimum": 2, "maximum": 9}}}
+
+    def answer(spec: str, surface: Surface) -> tuple[str, float]:
+        reply = Blind.parse(spec).answer(schema, surface, random.Random(0))
+        return reply["m"], reply["x"]
+
+    assert answer("blind-word-until", Surface("Your moves Until now.", "Round 2.")) == ("Bar", 2)
+    assert answer("blind-word-until", Surface("Your moves so far, untiled.", "Round 2.")) == ("Foo", 9)
+    assert answer("blind-word-until-last", Surface("Your moves until now.", "Round 2.")) == ("Foo", 9)
+    assert answer("blind-word-until-last", Surface("Rules.\nUntil now: A.", "Until now: A.")) == ("Bar", 2)
+    assert Blind.parse("blind-word-last") == Blind.parse("blind-word-last-numbers-word-last")
+    assert Blind.parse("blind-word-last-last").options.last_message and Blind.parse("blind-word-Until") is None
 
 
 def test_reference_draws_differ_between_cells_that_share_a_trial():
