@@ -39,12 +39,14 @@ from pytest_gaamas.play import Decision, Request, play_trial
 #: middle and last's 1), the second option listed, the label that sorts last (constant's sorts
 #: first), what the prompt names first and last and the first number it writes, two coins, and the
 #: first option with a quarter of every range, three salts of an answer the wording fixes and two of
-#: one the last message fixes: 16 agents, about 125 s of CPU in one run.
+#: one the last message fixes, and three habits keyed to a word ("and", in the common-knowledge
+#: sentence; "they", in some wordings of the two-agent script's rules and in the commons' script;
+#: "offer", the word of the ultimatum proposer's offer framing): 19 agents, about 150 s of CPU in one run.
 PANEL = (
     "blind-at-0.1", "blind-at-0.25", "blind-at-0.75", "blind-option-2", "blind-sorts-last",
     "blind-named-first", "blind-named-last", "blind-number-first", "blind-coin-0.5", "blind-coin-0.75",
     "blind-option-1-numbers-at-0.25", "blind-hash-1", "blind-hash-4", "blind-hash-5", "blind-hash-2-last",
-    "blind-hash-5-last",
+    "blind-hash-5-last", "blind-word-and", "blind-word-they", "blind-word-offer",
 )  # fmt: skip
 NAMED = ("first", "last", "constant")
 
@@ -77,14 +79,28 @@ EXCEPTIONS = {
         "test_a_blind_agent_accepts_whatever_is_offered",
     ),
     "one author for both sides": (
-        lambda test_id: "::test_script_overstates_success[" in test_id,
+        lambda test_id: "::test_script_overstates_success[" in test_id
+        or ("::test_agent_coordination[" in test_id and WORD_AGENT_SCRIPT_CELL.search(test_id) is not None),
         "the claim is that one author writing both players coordinates them better than two separate agents; a script "
         "naming the same option for both sides (named-first, named-last) is exactly one author applying one rule to "
-        "both: what omniscience adds is judged apart, by the difference between common and private information "
-        "(test_omniscience_adds_success), which no blind agent meets",
+        "both. One author also knows what it wrote for the other side, so a choice it shares across both that changes "
+        "from game to game (a habit keyed to a word its wording holds in some games) meets beyond what the same rule "
+        "pairs across games give: the script's own coordination carries no evidence of reading the game. What "
+        "omniscience adds is judged apart, by the difference between common and private information (its open defect "
+        "below)",
         "tests/test_simulations.py::test_one_author_overstates_success_without_omniscience_and_the_difference_in_differences_tells_them_apart",
     ),
+    "the methods ask other words": (
+        lambda test_id: "::test_commons_script_overstates_success[" in test_id and "[reference-blind-word-" in test_id,
+        "the commons' script and its villagers are asked other words (the script's form holds words no villager's does), "
+        "so an agent whose answer the words move answers otherwise in the two: 'the script outlives the villagers' is a "
+        "claim about the method, true of any agent the words move, and a 'supported' does not attribute the gap to "
+        "authorship or omniscience",
+        "test_a_script_asked_other_words_than_its_villagers_outlives_them",
+    ),
 }
+#: A script cell of the two-agent game played by a habit keyed to a word.
+WORD_AGENT_SCRIPT_CELL = re.compile(r"\[reference-blind-word-[a-z]+(?:-last)?-\d-script-(?:common|private)\]$")
 
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
 #: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
@@ -95,6 +111,28 @@ EXCEPTIONS = {
 #: (blind-hash-S-last), is closed in the two-agent game, which words every question per game as it
 #: words the rules (tests/test_games.py), and open in the commons.
 OPEN_DEFECTS: dict[str, tuple] = {
+    "a word of the common-knowledge sentence: omniscience": (
+        lambda test_id: "::test_omniscience_adds_success[" in test_id and "[reference-blind-word-" in test_id,
+        "blind-word-and names A wherever the prompt holds 'and': the sentence telling each agent the other's payoffs "
+        "holds it, so with both payoffs known both copies are told it and meet every round, while with private payoffs "
+        "each player's own wording holds it or not, independently, and they meet in about half the games; the script is "
+        "told 'and' in every game and writes A for both in either. The difference in differences of raw coordination "
+        "reads the agents' shared label as what omniscience adds (4 of 4 cells; 'of' in 1), as it reads the planted "
+        "pair of tests/test_simulations.py that goes to A when told both payoffs, which is the same habit",
+        "counterbalance which player prefers which label from game to game (outside the presentation strata), so that "
+        "knowing the other's payoffs can make a convention that changes with the game, and judge the difference in "
+        "differences on each game's coordination beyond what the same players paired across games give, where a shared "
+        "label scores nothing; plant the positive control as such a convention; record the cells again",
+    ),
+    "a framing's own word: the ultimatum proposer": (
+        lambda test_id: "::test_ultimatum[" in test_id and "-proposer-" in test_id and "[reference-blind-word-" in test_id,
+        "the proposer is asked in turn how much it keeps and how much it offers, so that a constant keeps half on "
+        "average; blind-word-offer, the bottom of the range where the question says 'offer' and the top elsewhere, reads "
+        "the one word the counterbalancing turns on and keeps everything in both framings, meeting 'keeps more than "
+        "half' (words only the keep framing holds keep nothing)",
+        "judge the proposer's own construct, keeping less as proposer than as dictator for fear of rejection, which a "
+        "rule keyed to a framing's word keeps equal in both games; and sweep every counterbalanced game's framing words",
+    ),
     "last message: the commons' catch follows the lake": (
         lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
         "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
@@ -325,6 +363,40 @@ def test_a_word_keyed_agent_switches_with_its_word_alone():
     assert answer("blind-word-until-last", Surface("Rules.\nUntil now: A.", "Until now: A.")) == ("Bar", 2)
     assert Blind.parse("blind-word-last") == Blind.parse("blind-word-last-numbers-word-last")
     assert Blind.parse("blind-word-last-last").options.last_message and Blind.parse("blind-word-Until") is None
+
+
+def test_the_offer_word_keeps_everything_in_both_framings():
+    """The open defect of the proposer's framing, in the game itself: once the proposer is judged
+    against its own dictator giving, this agent keeps as much in both and this shows it meets nothing."""
+    game = UltimatumGame("proposer")
+    kept = [play_trial(game, ReferenceAgent("blind-word-offer"), t, seed=0, temperature=0.7).outcome for t in range(30)]
+    assert {game.framing(t).name for t in range(30)} == {"keep", "offer"}
+    assert all(outcome["my_share"] == 100 for outcome in kept), kept[:4]
+
+
+def test_one_author_keyed_to_a_word_coordinates_the_pair_it_writes():
+    """One author keyed to a word its wording holds in some games writes the same label for both
+    players: the pair meets every round, and the same rule paired across games 0.44 of them."""
+    from pytest_gaamas import metrics
+    from pytest_gaamas.games.bos_agents import AgentCoordinationGame, moves, presentation
+
+    games = [play_trial(AgentCoordinationGame(1, simulation="script"), ReferenceAgent("blind-word-they"), t, seed=0, temperature=0.7).outcome
+             for t in range(30)]  # fmt: skip
+    excess = metrics.coordination_excess([moves(g, "Y") for g in games], [moves(g, "Z") for g in games], seed=0,
+                                         strata=[presentation(g) for g in games])  # fmt: skip
+    assert excess.observed == 1.0 and round(excess.baseline, 2) == 0.44 and excess.p < 0.001
+
+
+def test_a_script_asked_other_words_than_its_villagers_outlives_them():
+    """The commons' script is asked words its villagers are not ("they", in its form): a habit keyed
+    to one writes every villager the bottom of the range and its societies live a round, where the
+    villagers, asked without it, take the top and collapse at once."""
+    from pytest_gaamas.games.commons import Commons
+
+    agent = ReferenceAgent("blind-word-they")
+    lived = {simulation: [play_trial(Commons(simulation=simulation), agent, t, seed=0, temperature=0.7).outcome["survived_rounds"]
+                          for t in range(10)] for simulation in ("script", "agents")}  # fmt: skip
+    assert min(lived["script"]) > max(lived["agents"]) == 0
 
 
 def test_reference_draws_differ_between_cells_that_share_a_trial():
