@@ -27,9 +27,11 @@ with its bootstrap interval over games, and a one-sided permutation test of the 
 presentations (9,999 re-pairings seeded by the cell). What the game counterbalances across games:
 the order each player sees the meetings in (the agents' prompts and forms; the script's form, but
 not its rules, which say "A or B"), and which player opens the talk, which the shuffled pairs leave
-free: a convention read from who opens counts as reading the game. Each game tells its rules in a
-wording of its own (the same numbers and letters in the same order), so each player, and the
-script, begins each of a cell's 30 games from a prompt of its own, even without talk. Which meeting
+free: a convention read from who opens counts as reading the game. Each player is told its rules
+and asked every question in a wording of its own (the same numbers and letters in the same order;
+the two players' wordings independent digit by digit among games presented alike, so that a phrase
+both are told is no signal they share), and the script its game's, so each begins each of a cell's
+30 games from a prompt of its own, even without talk. Which meeting
 each label names and which player prefers which are the same in every game (Y prefers A), so a
 pair that always meets at Y's favourite shows no excess, whether it read the payoffs or only the
 letter.
@@ -44,7 +46,9 @@ Verdict: met when the lower 95% bound of the mean coordination rate reaches `min
 (0.75; override with --gaamas-threshold=agent_coordination.min_coordination=VALUE) and the excess over
 shuffled pairs is above 0 (permutation p < 0.05 over the 16 cells of the test, Bonferroni); missed
 when the rate's upper bound is below the threshold or the excess's interval reaches no higher than 0.
-The same for the script's two players.
+The same for the script's two players, whose "met" is no evidence of reading the game: one author
+knows what it wrote for the other side, so any choice it shares across both that changes from game
+to game meets beyond the shuffled pairs (tests/test_blind_agents.py, "one author for both sides").
 Script against agents, per information and number of messages: coordination, points and
 prediction accuracy side by side, with script minus agents and its 95% interval. The claim "one
 author overstates what two achieve": the script's games coordinate more than the agents'
@@ -58,6 +62,10 @@ one-sided bootstrap test (Holm over the message counts). It holds the writer, th
 prompts' frame fixed up to the one thing that differs, but the script's own prompt differs between
 the two conditions too (payoffs marked private or known to both): the difference in differences
 measures the information condition's effect on the gap, not a script that does not see the other side.
+Open defect (docs/behaviours.md#open-word-habits): two copies keyed to a word of the sentence that
+tells each agent the other's payoffs meet whenever told it, which this reads as what omniscience
+adds; Y prefers A in every game, so no scoring of these cells can tell the two apart. Read the claim
+as not shown whatever its p.
 Leakage against chance (private game): the acts that would reveal the other's payoffs
 (pytest_gaamas.games.bos_agents) as the script makes them beside the same acts by the agents, who
 could not have known: the baseline. The claim "the script leaks beyond chance": its games' share

@@ -13,7 +13,9 @@ all, so that one behaviour changed is measured again alone, at the same seeds.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = 1
+GAMES = "pytest_gaamas.games"
 #: The shipped figures' plan: the coin at 20 seeds; blind agents that flip coins at 5; blind agents
 #: whose every answer is fixed by the request (a constant across the range, an option by its place,
 #: a label, what the prompt names or numbers first or last, a hash of its whole wording or of its
@@ -141,12 +144,38 @@ class NullRates:
         )  # fmt: skip
 
     def stale(self, behaviour: str, digest: str | None) -> bool:
-        """Whether ``behaviour``'s file has changed (or is unknown) since these figures were measured."""
+        """Whether ``behaviour``'s file, or a game it imports, has changed (or is unknown) since these figures were measured."""
         return digest is None or self.behaviours.get(behaviour) != digest
 
 
 def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    """The digest of a behaviour as its null figures were measured: its file's and the source of every
+    game module it imports, so that a game told or scored otherwise (a prompt reworded, a seed
+    derived anew) marks the figures stale as a change to the file does."""
+    digest = hashlib.sha256(path.read_bytes())
+    for module in games_imported(path):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin is not None and Path(spec.origin).is_file():
+            digest.update(f"\n{module}\n".encode() + Path(spec.origin).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def games_imported(path: Path) -> list[str]:
+    """The modules of ``pytest_gaamas.games`` that the file ``path`` imports, by name, in order."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, OSError):
+        return []
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] if node.module.startswith(GAMES + ".") else []
+            if node.module == GAMES:
+                names = [f"{GAMES}.{alias.name}" for alias in node.names]
+            found += [n for n in names if n not in found]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith(GAMES + ".") and a.name not in found]
+    return sorted(found)
 
 
 def behaviour_digests(files: Iterable[Path]) -> dict[str, str]:

@@ -501,7 +501,7 @@ class NullAgentRecord(TypedDict):
 
 class NullTableRecord(TypedDict):
     agents: dict[str, NullAgentRecord]
-    #: the behaviour's file has changed since the figures were measured
+    #: the behaviour's file, or a game module it imports, has changed since the figures were measured
     stale: bool
 
 

@@ -39,12 +39,14 @@ from pytest_gaamas.play import Decision, Request, play_trial
 #: middle and last's 1), the second option listed, the label that sorts last (constant's sorts
 #: first), what the prompt names first and last and the first number it writes, two coins, and the
 #: first option with a quarter of every range, three salts of an answer the wording fixes and two of
-#: one the last message fixes: 16 agents, about 125 s of CPU in one run.
+#: one the last message fixes, and three habits keyed to a word ("and", in the common-knowledge
+#: sentence; "they", in some wordings of the two-agent script's rules and in the commons' script;
+#: "offer", the word of the ultimatum proposer's offer framing): 19 agents, about 150 s of CPU in one run.
 PANEL = (
     "blind-at-0.1", "blind-at-0.25", "blind-at-0.75", "blind-option-2", "blind-sorts-last",
     "blind-named-first", "blind-named-last", "blind-number-first", "blind-coin-0.5", "blind-coin-0.75",
     "blind-option-1-numbers-at-0.25", "blind-hash-1", "blind-hash-4", "blind-hash-5", "blind-hash-2-last",
-    "blind-hash-5-last",
+    "blind-hash-5-last", "blind-word-and", "blind-word-they", "blind-word-offer",
 )  # fmt: skip
 NAMED = ("first", "last", "constant")
 
@@ -77,30 +79,59 @@ EXCEPTIONS = {
         "test_a_blind_agent_accepts_whatever_is_offered",
     ),
     "one author for both sides": (
-        lambda test_id: "::test_script_overstates_success[" in test_id,
+        lambda test_id: "::test_script_overstates_success[" in test_id
+        or ("::test_agent_coordination[" in test_id and WORD_AGENT_SCRIPT_CELL.search(test_id) is not None),
         "the claim is that one author writing both players coordinates them better than two separate agents; a script "
         "naming the same option for both sides (named-first, named-last) is exactly one author applying one rule to "
-        "both: what omniscience adds is judged apart, by the difference between common and private information "
-        "(test_omniscience_adds_success), which no blind agent meets",
+        "both. One author also knows what it wrote for the other side, so a choice it shares across both that changes "
+        "from game to game (a habit keyed to a word its wording holds in some games) meets beyond what the same rule "
+        "pairs across games give: the script's own coordination carries no evidence of reading the game. What "
+        "omniscience adds is judged apart, by the difference between common and private information (its open defect "
+        "below)",
         "tests/test_simulations.py::test_one_author_overstates_success_without_omniscience_and_the_difference_in_differences_tells_them_apart",
     ),
+    "the methods ask other words": (
+        lambda test_id: "::test_commons_script_overstates_success[" in test_id and "[reference-blind-word-" in test_id,
+        "the commons' script and its villagers are asked other words (the script's form holds words no villager's does), "
+        "so an agent whose answer the words move answers otherwise in the two: 'the script outlives the villagers' is a "
+        "claim about the method, true of any agent the words move, and a 'supported' does not attribute the gap to "
+        "authorship or omniscience",
+        "test_a_script_asked_other_words_than_its_villagers_outlives_them",
+    ),
 }
+#: A script cell of the two-agent game played by a habit keyed to a word.
+WORD_AGENT_SCRIPT_CELL = re.compile(r"\[reference-blind-word-[a-z]+(?:-last)?-\d-script-(?:common|private)\]$")
 
 #: Criteria a blind agent meets because the design is broken, with what the agent does and what fixes
 #: it. Not exceptions: each is a verdict the suite cannot yet give. Once fixed, its test fails here.
 #: The last closed, repeated prompts: a cell's trials repeated a few distinct prompts, so an answer
 #: fixed by the prompt's wording (blind-hash-S) was one draw per prompt counted as one a trial. Every
 #: cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and the commons'
-#: lake test counts distinct prompts (tests/test_commons.py). Its kin is open: the wordings vary the
-#: rules, and a model that heeds only the last message (blind-hash-S-last) still sees a few prompts.
+#: lake test counts distinct prompts (tests/test_commons.py). Its kin, the last message alone
+#: (blind-hash-S-last), is closed in the two-agent game, which words every question per game as it
+#: words the rules (tests/test_games.py), and open in the commons.
 OPEN_DEFECTS: dict[str, tuple] = {
-    "last message: the script's leakage": (
-        lambda test_id: "::test_script_leaks_beyond_chance[" in test_id and last_message_agent(test_id),
-        "blind-hash-S-last answers from the last message alone: the script's request is the same in every game alike in who "
-        "opens and the two orders (8 distinct in 30, 4 without talk), and the agents' round messages carry no wording, so a cell's 30 "
-        "games are a few draws of each side, and two near-constant samples differ significantly (13 of 40 salts)",
-        "word the script's request and the agents' talk and round messages per game, as the rules are, and record the "
-        "16 cells again",
+    "a word of the common-knowledge sentence: omniscience": (
+        lambda test_id: "::test_omniscience_adds_success[" in test_id and "[reference-blind-word-" in test_id,
+        "blind-word-and names A wherever the prompt holds 'and': the sentence telling each agent the other's payoffs "
+        "holds it, so with both payoffs known both copies are told it and meet every round, while with private payoffs "
+        "each player's own wording holds it or not, independently, and they meet in about half the games; the script is "
+        "told 'and' in every game and writes A for both in either. The difference in differences of raw coordination "
+        "reads the agents' shared label as what omniscience adds (4 of 4 cells; 'of' in 1), as it reads the planted "
+        "pair of tests/test_simulations.py that goes to A when told both payoffs, which is the same habit",
+        "counterbalance which player prefers which label from game to game (outside the presentation strata), so that "
+        "knowing the other's payoffs can make a convention that changes with the game, and judge the difference in "
+        "differences on each game's coordination beyond what the same players paired across games give, where a shared "
+        "label scores nothing; plant the positive control as such a convention; record the cells again",
+    ),
+    "a framing's own word: the ultimatum proposer": (
+        lambda test_id: "::test_ultimatum[" in test_id and "-proposer-" in test_id and "[reference-blind-word-" in test_id,
+        "the proposer is asked in turn how much it keeps and how much it offers, so that a constant keeps half on "
+        "average; blind-word-offer, the bottom of the range where the question says 'offer' and the top elsewhere, reads "
+        "the one word the counterbalancing turns on and keeps everything in both framings, meeting 'keeps more than "
+        "half' (words only the keep framing holds keep nothing)",
+        "judge the proposer's own construct, keeping less as proposer than as dictator for fear of rejection, which a "
+        "rule keyed to a framing's word keeps equal in both games; and sweep every counterbalanced game's framing words",
     ),
     "last message: the commons' catch follows the lake": (
         lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
@@ -208,6 +239,8 @@ RULES = st.one_of(
     st.builds(lambda k, end: f"option-{k}{end}", st.integers(1, 5), st.sampled_from(["", "-from-end"])),
     st.builds(lambda reading, end: f"{reading}-{end}", st.sampled_from(["sorts", "named", "number"]), st.sampled_from(["first", "last"])),
     st.builds(lambda salt, part: f"hash-{salt}{part}", st.integers(0, 10_000), st.sampled_from(["", "-last"])),
+    st.builds(lambda word, part: f"word-{word}{part}", st.sampled_from(["until", "reply", "options", "the", "you", "split", "last"]),
+              st.sampled_from(["", "-last"])),
 )
 SPECS = st.one_of(
     st.builds(lambda rule: f"blind-{rule}", RULES),
@@ -314,6 +347,58 @@ def test_the_surface_rules_read_the_prompt():
     assert 0.72 < firsts / 2000 < 0.78
 
 
+def test_a_word_keyed_agent_switches_with_its_word_alone():
+    """blind-word-W names the label that sorts first where the text holds the word W (case folded, as a
+    whole word), else the one that sorts last, and the bottom or top of a range; -last reads the last
+    message alone."""
+    schema = {"type": "object", "properties": {"m": {"type": "string", "enum": ["Foo", "Bar"]}, "x": {"type": "number", "minimum": 2, "maximum": 9}}}
+
+    def answer(spec: str, surface: Surface) -> tuple[str, float]:
+        reply = Blind.parse(spec).answer(schema, surface, random.Random(0))
+        return reply["m"], reply["x"]
+
+    assert answer("blind-word-until", Surface("Your moves Until now.", "Round 2.")) == ("Bar", 2)
+    assert answer("blind-word-until", Surface("Your moves so far, untiled.", "Round 2.")) == ("Foo", 9)
+    assert answer("blind-word-until-last", Surface("Your moves until now.", "Round 2.")) == ("Foo", 9)
+    assert answer("blind-word-until-last", Surface("Rules.\nUntil now: A.", "Until now: A.")) == ("Bar", 2)
+    assert Blind.parse("blind-word-last") == Blind.parse("blind-word-last-numbers-word-last")
+    assert Blind.parse("blind-word-last-last").options.last_message and Blind.parse("blind-word-Until") is None
+
+
+def test_the_offer_word_keeps_everything_in_both_framings():
+    """The open defect of the proposer's framing, in the game itself: once the proposer is judged
+    against its own dictator giving, this agent keeps as much in both and this shows it meets nothing."""
+    game = UltimatumGame("proposer")
+    kept = [play_trial(game, ReferenceAgent("blind-word-offer"), t, seed=0, temperature=0.7).outcome for t in range(30)]
+    assert {game.framing(t).name for t in range(30)} == {"keep", "offer"}
+    assert all(outcome["my_share"] == 100 for outcome in kept), kept[:4]
+
+
+def test_one_author_keyed_to_a_word_coordinates_the_pair_it_writes():
+    """One author keyed to a word its wording holds in some games writes the same label for both
+    players: the pair meets every round, and the same rule paired across games 0.44 of them."""
+    from pytest_gaamas import metrics
+    from pytest_gaamas.games.bos_agents import AgentCoordinationGame, moves, presentation
+
+    games = [play_trial(AgentCoordinationGame(1, simulation="script"), ReferenceAgent("blind-word-they"), t, seed=0, temperature=0.7).outcome
+             for t in range(30)]  # fmt: skip
+    excess = metrics.coordination_excess([moves(g, "Y") for g in games], [moves(g, "Z") for g in games], seed=0,
+                                         strata=[presentation(g) for g in games])  # fmt: skip
+    assert excess.observed == 1.0 and round(excess.baseline, 2) == 0.44 and excess.p < 0.001
+
+
+def test_a_script_asked_other_words_than_its_villagers_outlives_them():
+    """The commons' script is asked words its villagers are not ("they", in its form): a habit keyed
+    to one writes every villager the bottom of the range and its societies live a round, where the
+    villagers, asked without it, take the top and collapse at once."""
+    from pytest_gaamas.games.commons import Commons
+
+    agent = ReferenceAgent("blind-word-they")
+    lived = {simulation: [play_trial(Commons(simulation=simulation), agent, t, seed=0, temperature=0.7).outcome["survived_rounds"]
+                          for t in range(10)] for simulation in ("script", "agents")}  # fmt: skip
+    assert min(lived["script"]) > max(lived["agents"]) == 0
+
+
 def test_reference_draws_differ_between_cells_that_share_a_trial():
     """Two cells whose requests share the run's, the trial's and the round's seed draw apart: the
     cell is in the seed, for reference:random and for a blind agent's coin."""
@@ -364,17 +449,12 @@ def test_an_answer_the_last_message_fixes_ignores_every_message_before_it():
     assert len({c for c, _ in asked}) > 4 and len({a for _, a in asked}) > 25
 
 
-def test_the_last_message_defects_are_still_there():
-    """What OPEN_DEFECTS says of the last message, counted in the games themselves, so that a fix shows
-    here even where no salt of the panel happens to meet the criterion: the two-agent script's
-    request takes a few values in a cell's 30 games (8 with talk, 4 without), and the commons asks
-    every villager of a scale the same round-one question. Once fixed, this fails: remove the entries."""
-    from pytest_gaamas.games.bos_agents import AgentCoordinationGame
+def test_the_last_message_defect_is_still_there():
+    """What OPEN_DEFECTS says of the last message, counted in the game itself, so that a fix shows
+    here even where no salt of the panel happens to meet the criterion: the commons asks every
+    villager of a scale the same round-one question. Once fixed, this fails: remove the entry."""
     from pytest_gaamas.games.commons import Commons
 
-    for messages in range(4):
-        requests = {AgentCoordinationGame(messages=messages).script_prompt(t)[-1]["content"] for t in range(30)}
-        assert len(requests) == (4 if messages == 0 else 8)
     game, questions, prompts = Commons(), set(), set()
     for trial in range(12):
         agent = Watching()

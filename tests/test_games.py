@@ -1,12 +1,13 @@
 """The games as pure functions: what each player is told, how answers are read, what they score."""
 
+import collections
 import json
 import re
 import statistics
 
 import pytest
 
-from pytest_gaamas import rounds, stats, verdicts
+from pytest_gaamas import answers, metrics, rounds, stats, verdicts
 from pytest_gaamas.data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from pytest_gaamas.games import bos_agents, dictator, prisoners, repeated, ring
 from pytest_gaamas.models.reference import ReferenceAgent
@@ -124,10 +125,11 @@ def test_anonymised_prisoners_dilemma_never_names_cooperation():
 
 
 class Watching(ReferenceAgent):
-    """reference:random, remembering every decision it was asked, with what the game alone knows."""
+    """A reference agent (reference:random unless told), remembering every decision it was asked,
+    with what the game alone knows."""
 
-    def __init__(self):
-        super().__init__("random")
+    def __init__(self, spec: str = "random"):
+        super().__init__(spec)
         self.seen = []
 
     def reply(self, request):
@@ -146,7 +148,7 @@ def test_each_agent_sees_only_its_own_player_in_the_two_agent_game():
     game = bos_agents.AgentCoordinationGame(3)
     for player in bos_agents.PLAYERS:
         mine = [d for d in decisions if d.situation["player"] == player]
-        own_view, other_view = (bos_agents.system_prompt(p, bos_agents.ROUNDS, game.listed(1, p), wording=game.wording(1))
+        own_view, other_view = (bos_agents.system_prompt(p, bos_agents.ROUNDS, game.listed(1, p), wording=game.player_wording(1, p))
                                 for p in (player, bos_agents.other(player)))
         for decision in mine:
             text = json.dumps(decision.messages)
@@ -167,7 +169,8 @@ def test_moves_are_simultaneous_and_messages_reach_the_other_side():
     assert outcome["initiator"] == "Y" and [m["from"] for m in outcome["messages"]] == ["Y", "Z"]
     first_round = [d for d in decisions if d.situation.get("phase") == "round" and d.situation["round"] == 0]
     second = first_round[1]
-    assert "Z's moves so far: none" in second.messages[-1]["content"] or "Y's moves so far: none" in second.messages[-1]["content"]
+    # The second asked in round 1 is told nothing of the first's move: the other's moves are still none.
+    assert re.search(r"(?:[YZ]'s moves|Moves by [YZ]): none", second.messages[-1]["content"])
     y_message = outcome["messages"][0]["text"]
     z_first = next(d for d in decisions if d.situation["player"] == "Z")
     assert y_message in z_first.messages[-1]["content"]
@@ -369,15 +372,118 @@ def test_a_two_agent_cell_s_thirty_games_are_thirty_prompts_that_differ_only_in_
     agents = bos_agents.AgentCoordinationGame(messages, information=information)
     script = bos_agents.AgentCoordinationGame(messages, simulation="script", information=information)
     for player in bos_agents.PLAYERS:
-        assert len({bos_agents.system_prompt(player, agents.rounds, agents.listed(t, player), information, agents.wording(t))
+        assert len({bos_agents.system_prompt(player, agents.rounds, agents.listed(t, player), information, agents.player_wording(t, player))
                     for t in range(30)}) == 30  # fmt: skip
     assert len({json.dumps(script.script_prompt(t)) for t in range(30)}) == 30
     tokens = re.compile(r"\b(?:\d+|[ABYZ])\b")
     for t in range(30):
         for p in bos_agents.PLAYERS:
             plain = bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information)
-            assert tokens.findall(bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information, agents.wording(t))) == tokens.findall(plain)
+            assert tokens.findall(bos_agents.system_prompt(p, agents.rounds, agents.listed(t, p), information, agents.player_wording(t, p))) == tokens.findall(plain)
         assert tokens.findall(script.script_prompt(t)[0]["content"]) == tokens.findall(script.script_prompt(0)[0]["content"])
+
+
+@pytest.mark.parametrize("agent_spec", ["blind-sorts-first", "blind-option-1"])
+@pytest.mark.parametrize("information", bos_agents.INFORMATION)
+@pytest.mark.parametrize("messages", range(4))
+def test_every_question_of_a_two_agent_cell_is_asked_anew_in_each_of_its_thirty_games(messages, information, agent_spec):
+    """A model that heeds only the question it was just asked plays a cell's 30 games as 30 draws only
+    if each question is worded anew in each game: each player's question of each round, and its
+    message request of each place in the talk, take as many values as the games that ask them, and
+    the script's request 30 in 30 games. Asked of an agent that names A whatever it is shown (so that
+    its moves carry nothing of the game into the questions after them) and of one that names the
+    meeting listed first (whose moves carry its order)."""
+    asked: dict[tuple[str, str, int], list[str]] = {}
+    for trial in range(30):
+        agent = Watching(agent_spec)
+        play_trial(bos_agents.AgentCoordinationGame(messages, information=information), agent, trial, seed=0, temperature=0.7)
+        for decision in agent.seen:
+            where = decision.situation["round"] if decision.situation["phase"] == "round" else decision.situation["index"]
+            asked.setdefault((decision.situation["player"], decision.situation["phase"], where), []).append(decision.messages[-1]["content"])
+    assert len([k for k in asked if k[1] == "round"]) == 2 * bos_agents.ROUNDS and len(asked) == 2 * (bos_agents.ROUNDS + messages)
+    assert all(len(set(questions)) == len(questions) for questions in asked.values()), {k: len(set(v)) for k, v in asked.items()}
+    assert all(len(questions) == 30 for (_, phase, _), questions in asked.items() if phase == "round")
+    script = bos_agents.AgentCoordinationGame(messages, simulation="script", information=information)
+    assert len({script.script_prompt(t)[-1]["content"] for t in range(30)}) == 30
+
+
+def test_every_word_a_two_agent_wording_changes_follows_one_digit_of_the_player_s_index():
+    """A habit keyed to one word of what a player is told follows one digit of its wording's index,
+    in its whole conversation (its rules, its message requests, its round questions) and in each of
+    them alone: no word changes with two parts, which would make it follow two digits at once."""
+    def words(text: str) -> set[str]:
+        return set(re.findall(r"[a-z0-9']+", text.lower()))
+
+    count = len(bos_agents.ROUND_WORDINGS)
+    assert count == len(bos_agents.MESSAGE_WORDINGS) == len(bos_agents.AGENT_WORDINGS) == 16
+    for information in bos_agents.INFORMATION:
+        told = {index: {"rules": bos_agents.system_prompt("Y", 10, ("A", "B"), information, index),
+                        "message": bos_agents.MESSAGE_WORDINGS[index].format(listener="Z", index=1, count=3, characters=200),
+                        "round": bos_agents.ROUND_WORDINGS[index].format(round=2, rounds=10, first="A", second="B", mine="A", other="Z", theirs="B")}
+                for index in range(count)}  # fmt: skip
+        for scope in ("rules", "message", "round", None):
+            said = {index: words(" ".join(texts.values()) if scope is None else texts[scope]) for index, texts in told.items()}
+            for word in set().union(*said.values()):
+                present = tuple(word in said[index] for index in range(count))
+                digits = [tuple(bool(index >> place & 1) ^ flip for index in range(count)) for place in range(4) for flip in (False, True)]
+                assert all(present) or not any(present) or present in digits, (information, scope, word)
+
+
+def test_the_two_players_wordings_are_independent_digit_by_digit_where_coordination_is_measured():
+    """Each player begins a cell's 30 games from 30 prompts of its own; no digit of Z's index goes with
+    one factor of the design alone; and in the games alike in both players' orders (the strata of
+    the coordination's excess), every digit of Y's index and the same digit of Z's take each of their
+    four pairs of values equally often, so a phrase both are told is no signal they share."""
+    game = bos_agents.AgentCoordinationGame(0)
+    for player in bos_agents.PLAYERS:
+        assert len({(game.listed(t, player), game.player_wording(t, player)) for t in range(30)}) == 30
+    factors_of = {"opener": lambda t: t % 2, "Y's order": lambda t: t // 2 % 2, "Z's order": lambda t: t // 4 % 2,
+                  "cycle": lambda t: t // 8 % 2, "later cycle": lambda t: t // 16 % 2}  # fmt: skip
+    for place in range(4):
+        digit = [game.player_wording(t, "Z") >> place & 1 for t in range(32)]
+        assert all(digit != [f(t) for t in range(32)] and digit != [1 - f(t) for t in range(32)] for f in factors_of.values()), place
+        for stratum in range(4):
+            pairs = collections.Counter((game.player_wording(t, "Y") >> place & 1, game.player_wording(t, "Z") >> place & 1)
+                                        for t in range(32) if t // 2 % 4 == stratum)  # fmt: skip
+            assert pairs == {(0, 0): 2, (0, 1): 2, (1, 0): 2, (1, 1): 2}, (place, stratum)
+    assert [game.player_wording(t, "Y") for t in range(30)] == [game.wording(t) for t in range(30)]
+
+
+class KeyedToAWord(ReferenceAgent):
+    """Names meeting A when one word is in what it is told (its whole conversation, or the last
+    message alone), else B: a habit keyed to a phrase, which a copy of it shares."""
+
+    def __init__(self, word: str, whole: bool):
+        super().__init__("random")
+        self.word, self.whole = word, whole
+
+    def reply(self, request):
+        texts = [m["content"] for m in request.decision.messages]
+        move = "A" if self.word in set(re.findall(r"[a-z0-9']+", " ".join(texts[-1:] if not self.whole else texts).lower())) else "B"
+        if request.decision.situation["phase"] == "message":
+            return answers.dump({"message": "Hello."})
+        return answers.dump({"prediction": move, "move": move})
+
+
+@pytest.mark.parametrize("information", bos_agents.INFORMATION)
+def test_two_copies_keyed_to_one_word_of_what_they_are_told_meet_only_as_their_habits_make_them(information):
+    """For every word that some game of a cell tells a player and another does not, two copies of an
+    agent keyed to it (in the whole conversation, or the last message) earn no excess of coordination
+    over the same players paired across games presented alike: each player's wording is its own."""
+    game = bos_agents.AgentCoordinationGame(2, information=information)
+    told = []
+    for trial in range(30):
+        agent = Watching("blind-sorts-first")
+        play_trial(game, agent, trial, seed=0, temperature=0.7)
+        told += [set(re.findall(r"[a-z0-9']+", " ".join(m["content"] for m in d.messages).lower())) for d in agent.seen]
+    varying = sorted(set().union(*told) - set.intersection(*told))
+    assert {"until", "options", "begins", "reply"} <= set(varying)
+    for word in varying:
+        for whole in (True, False):
+            games = [play_trial(game, KeyedToAWord(word, whole), t, seed=0, temperature=0.7).outcome for t in range(30)]
+            excess = metrics.coordination_excess([bos_agents.moves(o, "Y") for o in games], [bos_agents.moves(o, "Z") for o in games],
+                                                 seed=0, strata=[bos_agents.presentation(o) for o in games])  # fmt: skip
+            assert excess.p > 0.05, (word, whole, excess)
 
 
 CONSTANTS = {2: (("Head",), ("Tail",)), 3: (("Rock",), ("Paper",), ("Scissors",))}

@@ -30,6 +30,33 @@ def test_the_shipped_figures_are_those_of_the_shipped_behaviours_as_they_are(rat
     assert rates.met_in_runs["reference:random"] and len(rates.met_in_runs["reference:random"]) == 20
 
 
+def test_a_behaviour_s_figures_go_stale_when_a_game_it_plays_changes_not_only_its_file(tmp_path, monkeypatch):
+    """The digest holds the behaviour file and the source of each game module it imports: a game told
+    otherwise (a prompt reworded) is measured again, as a file changed is; a module it does not
+    import changes nothing."""
+    game = tmp_path / "dictator.py"
+    game.write_text("PROMPT = 'Share $100.'\n")
+    other = tmp_path / "ring.py"
+    other.write_text("PROMPT = 'Choose.'\n")
+    behaviour = tmp_path / "test_gifts.py"
+    behaviour.write_text("from pytest_gaamas.games.dictator import PROMPT\nfrom pytest_gaamas import stats\n")
+    found = {"pytest_gaamas.games.dictator": game, "pytest_gaamas.games.ring": other}
+    monkeypatch.setattr(null_runs.importlib.util, "find_spec",
+                        lambda name: type("Spec", (), {"origin": str(found[name])})() if name in found else None)  # fmt: skip
+    assert null_runs.games_imported(behaviour) == ["pytest_gaamas.games.dictator"]
+    before = null_runs.file_digest(behaviour)
+    other.write_text("PROMPT = 'Choose one.'\n")
+    assert null_runs.file_digest(behaviour) == before
+    game.write_text("PROMPT = 'Share $100 as you like.'\n")
+    assert null_runs.file_digest(behaviour) != before
+    both = tmp_path / "test_both.py"
+    both.write_text("import pytest_gaamas.games.ring\nfrom pytest_gaamas.games import dictator, ring\n")
+    assert null_runs.games_imported(both) == ["pytest_gaamas.games.dictator", "pytest_gaamas.games.ring"]
+    broken = tmp_path / "test_broken.py"
+    broken.write_text("def (:\n")
+    assert null_runs.games_imported(broken) == [] and len(null_runs.file_digest(broken)) == 16
+
+
 def coin_runs_outside(rates) -> list[list[str]]:
     """For each of the coin's runs, what it met that no exception or open defect explains."""
     return [unexplained(met) for met in rates.met_in_runs["reference:random"]]

@@ -52,10 +52,18 @@ label names and which player prefers which (Y always prefers A), and the script'
 every round without reading anything; so the behaviour judges a pair's coordination by its excess
 over the same players paired across games (:func:`pytest_gaamas.metrics.coordination_excess`), which
 a habit both share does not reach, and a convention that changes with the game (the rational opener
-proposes its own favourite first) does. And each game tells its rules in a wording of its own
-(``AgentCoordinationGame.wording``), the same numbers and meetings in the same order, so that a
-cell's 30 games begin from 30 prompts, even without talk: a model that answers a prompt the same way
-every time plays 30 games, not the few that a few prompts repeated would be.
+proposes its own favourite first) does. And each player is told its rules in a wording of its own
+(``AgentCoordinationGame.player_wording``), the same numbers and meetings in the same order, so that
+it begins a cell's 30 games from 30 prompts, even without talk: a model that answers a prompt the
+same way every time plays 30 games, not the few that a few prompts repeated would be. Its every
+question is asked in that wording too (``MESSAGE_WORDINGS``, ``ROUND_WORDINGS``), and a round's
+question restates the meetings in the player's order, so that a model that heeds only the question
+it was just asked also plays 30 games. The two players' wordings differ: where both were told one
+wording, two copies of a model whose answer follows a phrase (a word present or not) met whenever
+the phrase did, an excess over their own habits that reads as coordination. Each word a wording
+changes follows one digit of the player's index, and each digit of Z's is independent of the same
+digit of Y's among games presented alike. The script, one author for both, is told the game's
+wording (``SCRIPT_REQUEST_WORDINGS`` for its request).
 """
 
 from __future__ import annotations
@@ -96,6 +104,26 @@ COMMON_KNOWLEDGE = (
     " {other} gets 3 points if both choose {compromise} and 2 points if both choose {favourite}. Both of you "
     "know all these payoffs."
 )
+#: What each player is asked, worded as its rules are (the player's own index, ``player_wording``): a
+#: question a player is asked in every game is then worded anew with the game, so that an answer
+#: fixed by the question just asked is a draw per game, not one per question. Every part has two
+#: ways, and every word that changes with the wording changes with one part alone, in each player's
+#: whole conversation (tests/test_games.py): a habit keyed to one word follows one digit of the
+#: player's index, which the other player's index leaves independent.
+MESSAGE_WORDINGS = Wordings(
+    ("Before the game, you may send {listener} a message", "Before the game begins, you may send {listener} a message"),
+    (" (message {index} of {count}).", " (number {index} of {count})."),
+    (" Answer in JSON:", " Reply in JSON:"),
+    (' {{"message": "<at most {characters} characters>"}}', ' {{"message": "<{characters} characters or fewer>"}}'),
+)  # fmt: skip
+#: A round's question restates the meetings in the player's own order, so that two of its games
+#: told in one wording, where it sees the meetings in opposite orders, ask it apart in every round.
+ROUND_WORDINGS = Wordings(
+    ("Round {round}/{rounds}", "This is round {round} out of {rounds}"),
+    (": {first} or {second}.", ". Options: {first} or {second}."),
+    (" Your moves so far: {mine}.", " Your moves until now: {mine}."),
+    (" {other}'s moves: {theirs}.", " Moves by {other}: {theirs}."),
+)  # fmt: skip
 MESSAGE_SCHEMA = answers.object_schema(message={"type": "string", "maxLength": MESSAGE_CHARACTERS})
 
 
@@ -134,6 +162,13 @@ COMMON_SCRIPT_WORDINGS = script_wordings(
 )
 SCRIPT_SYSTEM_PROMPT, COMMON_SCRIPT_SYSTEM_PROMPT = SCRIPT_WORDINGS[0], COMMON_SCRIPT_WORDINGS[0]
 SCRIPT_TALK = "Before round 1 the players exchange {messages} message{s}, taking turns, {first} first: {order}. "
+#: The script's request, worded as the game's rules are (the same index), so that a cell's 30
+#: requests differ even where the talk and the players' orders repeat.
+SCRIPT_REQUEST_WORDINGS = Wordings(
+    ("Write the whole game", "Write out the whole game", "Write the whole of the game", "Write out the whole of the game"),
+    (", every message and all {rounds} rounds,", ", with every message and all {rounds} rounds,"),
+    (" as JSON: ", " in JSON: "),
+)  # fmt: skip
 #: Tokens a script may take: each round's two predictions and moves, each message, and the frame.
 SCRIPT_TOKENS_PER_ROUND, SCRIPT_TOKENS_PER_MESSAGE, SCRIPT_TOKENS_FRAME = 48, 80, 96
 #: A script's message is one line of plain text. An agent's message is a reply of its own, and a
@@ -321,9 +356,11 @@ class AgentCoordinationGame:
         common = {"information": "common", "knowledge": COMMON_KNOWLEDGE} if self.information == "common" else {}
         if self.simulation == "script":
             return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "simulation": "script",
-                    "prompt": self.script_wordings().parts, "talk": SCRIPT_TALK, "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
+                    "prompt": self.script_wordings().parts, "talk": SCRIPT_TALK, "request": SCRIPT_REQUEST_WORDINGS.parts,
+                    "counterbalanced": True, "scoring": 3, **common}  # fmt: skip
         return {"game": self.name, "messages": self.messages, "rounds": self.rounds, "prompt": AGENT_WORDINGS.parts, "scoring": 3,
-                "counterbalanced": True, **common}  # fmt: skip
+                "questions": (MESSAGE_WORDINGS.parts, ROUND_WORDINGS.parts), "wordings": "each player its own", "counterbalanced": True,
+                **common}  # fmt: skip
 
     def script_wordings(self) -> Wordings:
         return COMMON_SCRIPT_WORDINGS if self.information == "common" else SCRIPT_WORDINGS
@@ -332,14 +369,29 @@ class AgentCoordinationGame:
         return self.script_wordings()[self.wording(trial)]
 
     def wording(self, trial: int) -> int:
-        """Which wording of the rules game ``trial`` is told in, so that each player's 30 games of a
-        cell begin from 30 prompts of its own, even where who opens the talk changes nothing (no
-        talk) and the player sees only its own order: the first two parts follow whether who opens
-        and each player's order agree (opener xor Y's order, opener xor Z's), so that a player's
-        order and its wording give the other two digits and each part goes with no digit alone;
-        the other parts count the cycles of eight games."""
+        """Which wording game ``trial`` is told in (the script's, and player Y's), so that a cell's 30
+        games begin from 30 prompts of their own, even where who opens the talk changes nothing (no
+        talk) and a player sees only its own order: the first two digits follow whether who opens
+        and each player's order agree (opener xor Y's order, opener xor Z's), so that Y's order and
+        its wording give the other two factors and neither digit goes with one factor alone; the
+        other two count the cycles of eight games."""
         opener, y_order, z_order = factors(trial, 2, 2, 2)
         return (opener ^ y_order) + 2 * (opener ^ z_order) + 4 * (trial // 8)
+
+    def player_wording(self, trial: int, player: str) -> int:
+        """Which wording ``player`` is told its rules and asked its questions in, in game ``trial``:
+        Y's is the game's (``wording``); Z's four digits are others, each a sum of three or two of the
+        game's digits (who opens, Y's order, Z's order, the two digits of the cycle), so that Z too
+        begins a cell's 30 games from 30 prompts of its own, no part of Z's goes with one digit alone,
+        and in games alike in both orders (those a pair's coordination is measured against) each
+        digit of Z's is independent of the same digit of Y's: two copies of a model whose answer
+        follows one phrase of what they are told meet by chance, not by the phrase they share."""
+        if player == PLAYERS[0]:
+            return self.wording(trial)
+        opener, y_order, z_order = factors(trial, 2, 2, 2)
+        cycle, later_cycle = factors(trial // 8, 2, 2)
+        digits = (opener ^ z_order ^ cycle, opener ^ y_order ^ later_cycle, opener ^ cycle ^ later_cycle, opener ^ later_cycle)
+        return sum(digit << place for place, digit in enumerate(digits))
 
     def initiator(self, trial: int) -> str:
         """Y opens the talk in even trials, Z in odd ones: each side starts half the games."""
@@ -354,7 +406,8 @@ class AgentCoordinationGame:
 
     def _play_agents(self, trial: int) -> Trial:
         listed = {p: self.listed(trial, p) for p in PLAYERS}
-        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p], self.information, self.wording(trial))}]
+        wordings = {p: self.player_wording(trial, p) for p in PLAYERS}
+        conversations = {p: [{"role": "system", "content": system_prompt(p, self.rounds, listed[p], self.information, wordings[p])}]
                          for p in PLAYERS}
         news = dict.fromkeys(PLAYERS, "")
 
@@ -372,8 +425,7 @@ class AgentCoordinationGame:
             listener = other(speaker)
             answer = yield ask(
                 speaker,
-                f"Before the game, you may send {listener} a message (message {i + 1} of {self.messages}). "
-                f'Answer in JSON: {{"message": "<at most {MESSAGE_CHARACTERS} characters>"}}',
+                MESSAGE_WORDINGS[wordings[speaker]].format(listener=listener, index=i + 1, count=self.messages, characters=MESSAGE_CHARACTERS),
                 MESSAGE_SCHEMA,
                 read_message,
                 {"phase": "message", "index": i, "talk": [m["text"] for m in talk]},
@@ -399,9 +451,11 @@ class AgentCoordinationGame:
                 theirs = ", ".join(m or "-" for m in history[other(player)]) or "none"
                 # The answer's form is spelt out once; the schema holds it on every request.
                 form = f" Answer in JSON: {move_form(listed[player])}" if r == 0 else ""
+                question = ROUND_WORDINGS[wordings[player]].format(round=r + 1, rounds=self.rounds, first=listed[player][0],
+                                                                      second=listed[player][1], mine=mine, other=other(player), theirs=theirs)  # fmt: skip
                 answer = yield ask(
                     player,
-                    f"Round {r + 1}/{self.rounds}. Your moves so far: {mine}. {other(player)}'s moves so far: {theirs}.{form}",
+                    question + form,
                     move_schema(listed[player]),
                     read_move,
                     {"phase": "round", "round": r, "history": {p: list(h) for p, h in history.items()}, "talk": [m["text"] for m in talk]},
@@ -434,8 +488,8 @@ class AgentCoordinationGame:
         messages_form = (f'"messages": [{self.messages} message{"" if self.messages == 1 else "s"} of at most '
                          f'{MESSAGE_CHARACTERS} characters, in that order], ') if self.messages else ""  # fmt: skip
         user = (
-            f"{talk}Write the whole game, every message and all {self.rounds} rounds, as JSON: "
-            f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
+            talk + SCRIPT_REQUEST_WORDINGS[self.wording(trial)].format(rounds=self.rounds)
+            + f'{{{messages_form}"rounds": [{self.rounds} rounds, each {{"Y": {move_form(self.listed(trial, "Y"))}, '
             f'"Z": {move_form(self.listed(trial, "Z"))}}}]}}'
         )
         return ({"role": "system", "content": self.script_system_prompt(trial).format(rounds=self.rounds)}, {"role": "user", "content": user})

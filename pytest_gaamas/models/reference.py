@@ -45,12 +45,15 @@ _RULE = re.compile(
     r"|option-(?P<place>[1-9]\d*)(?P<from_end>-from-end)?"
     r"|(?P<reading>sorts|named|number)-(?P<end>first|last)"
     r"|hash-(?P<salt>\d+)(?P<last_message>-last)?"
+    r"|word-(?P<word>[a-z]+)(?P<word_last>-last)?"
 )
 #: The rules, as ``--help`` and the errors spell them.
 RULES = (
     "at-Q, coin-P (0 <= Q, P <= 1), option-K, option-K-from-end, sorts-first|last, named-first|last, number-first|last, "
-    "hash-S, hash-S-last (S a whole number)"
+    "hash-S, hash-S-last (S a whole number), word-W, word-W-last (W a word in small letters)"
 )
+#: The words of a text, as ``word-W`` reads them: runs of small letters, digits and apostrophes, case folded.
+_WORD = re.compile(r"[a-z0-9']+")
 #: A number written in the prompt: digits, with a decimal part if it has one.
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -76,6 +79,9 @@ class Rule:
       a model at temperature 0 that never reads the game would give.
     - ``hash-S-last``: the same, of the last message's text alone: a model that heeds only the
       question it was just asked, never the rules told before it.
+    - ``word-W`` / ``word-W-last``: the option whose label sorts first where the prompt (or its last
+      message) holds the word W, else the one that sorts last; the bottom of a range, else its top:
+      a habit keyed to one phrase, which rewordings of a prompt switch on and off.
     """
 
     kind: str
@@ -83,8 +89,10 @@ class Rule:
     value: float = 0.0
     #: Counts from the end: option-K-from-end, and the ``-last`` readings.
     from_end: bool = False
-    #: ``hash-S-last``: hashes the last message alone.
+    #: ``hash-S-last``, ``word-W-last``: read the last message alone.
     last_message: bool = False
+    #: ``word-W``: the word whose presence switches the answer.
+    word: str = ""
 
     @classmethod
     def parse(cls, text: str) -> Rule | None:
@@ -97,12 +105,17 @@ class Rule:
             return cls("option", int(found["place"]), bool(found["from_end"]))
         if found["salt"]:
             return cls("hash", int(found["salt"]), last_message=bool(found["last_message"]))
+        if found["word"]:
+            return cls("word", last_message=bool(found["word_last"]), word=found["word"])
         return cls(found["reading"], from_end=found["end"] == "last")
 
     def option(self, options: Sequence[Any], surface: Surface, rng: random.Random, *, labels_sort: bool = True) -> Any:
         n = len(options)
         if self.kind == "hash":
             return options[surface.hashed(int(self.value), last_message=self.last_message) % n]
+        if self.kind == "word":
+            key = str if labels_sort else options.index
+            return (min if surface.holds(self.word, last_message=self.last_message) else max)(options, key=key)
         if self.kind == "at":
             return options[math.floor(self.value * (n - 1) + 0.5)]
         if self.kind == "coin":
@@ -123,6 +136,8 @@ class Rule:
     def number(self, low: float, high: float, surface: Surface, rng: random.Random) -> float:
         if self.kind == "hash":
             return low + (surface.hashed(int(self.value), last_message=self.last_message) % 1001) / 1000 * (high - low)
+        if self.kind == "word":
+            return low if surface.holds(self.word, last_message=self.last_message) else high
         if self.kind == "at":
             return low + self.value * (high - low)
         if self.kind == "coin":
@@ -176,6 +191,11 @@ class Surface:
         """A whole number the text (or the last message's alone) and the salt fix, and nothing else."""
         text = self.text if not last_message or self.last is None else self.last
         return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big")
+
+    def holds(self, word: str, *, last_message: bool = False) -> bool:
+        """Whether the text (or the last message's alone) holds ``word``, case folded."""
+        text = self.text if not last_message or self.last is None else self.last
+        return word in _WORD.findall(text.lower())
 
     def number(self, *, last: bool) -> float | None:
         numbers = _NUMBER.findall(self.text)
