@@ -332,6 +332,33 @@ def read_script(obj: dict[str, Any]) -> dict[str, list]:
     return {"messages": messages, "rounds": rounds}
 
 
+def game_wording(trial: int) -> int:
+    """Which wording game ``trial`` is told in (the script's, and player Y's), so that a cell's 30
+    games begin from 30 prompts of their own, even where who opens the talk changes nothing (no
+    talk) and a player sees only its own order: the first two digits follow whether who opens
+    and each player's order agree (opener xor Y's order, opener xor Z's), so that Y's order and
+    its wording give the other two factors and neither digit goes with one factor alone; the
+    other two count the cycles of eight games."""
+    opener, y_order, z_order = factors(trial, 2, 2, 2)
+    return (opener ^ y_order) + 2 * (opener ^ z_order) + 4 * (trial // 8)
+
+
+def player_wording(trial: int, player: str) -> int:
+    """Which wording ``player`` is told its rules and asked its questions in, in game ``trial``:
+    Y's is the game's (``game_wording``); Z's four digits are others, each a sum of three or two of the
+    game's digits (who opens, Y's order, Z's order, the two digits of the cycle), so that Z too
+    begins a cell's 30 games from 30 prompts of its own, no part of Z's goes with one digit alone,
+    and in games alike in both orders (those a pair's coordination is measured against) each
+    digit of Z's is independent of the same digit of Y's: two copies of a model whose answer
+    follows one phrase of what they are told meet by chance, not by the phrase they share."""
+    if player == PLAYERS[0]:
+        return game_wording(trial)
+    opener, y_order, z_order = factors(trial, 2, 2, 2)
+    cycle, later_cycle = factors(trial // 8, 2, 2)
+    digits = (opener ^ z_order ^ cycle, opener ^ y_order ^ later_cycle, opener ^ cycle ^ later_cycle, opener ^ later_cycle)
+    return sum(digit << place for place, digit in enumerate(digits))
+
+
 def speakers(messages: int, initiator: str) -> list[str]:
     return [PLAYERS[(PLAYERS.index(initiator) + i) % 2] for i in range(messages)]
 
@@ -368,30 +395,9 @@ class AgentCoordinationGame:
     def script_system_prompt(self, trial: int = 0) -> str:
         return self.script_wordings()[self.wording(trial)]
 
-    def wording(self, trial: int) -> int:
-        """Which wording game ``trial`` is told in (the script's, and player Y's), so that a cell's 30
-        games begin from 30 prompts of their own, even where who opens the talk changes nothing (no
-        talk) and a player sees only its own order: the first two digits follow whether who opens
-        and each player's order agree (opener xor Y's order, opener xor Z's), so that Y's order and
-        its wording give the other two factors and neither digit goes with one factor alone; the
-        other two count the cycles of eight games."""
-        opener, y_order, z_order = factors(trial, 2, 2, 2)
-        return (opener ^ y_order) + 2 * (opener ^ z_order) + 4 * (trial // 8)
-
-    def player_wording(self, trial: int, player: str) -> int:
-        """Which wording ``player`` is told its rules and asked its questions in, in game ``trial``:
-        Y's is the game's (``wording``); Z's four digits are others, each a sum of three or two of the
-        game's digits (who opens, Y's order, Z's order, the two digits of the cycle), so that Z too
-        begins a cell's 30 games from 30 prompts of its own, no part of Z's goes with one digit alone,
-        and in games alike in both orders (those a pair's coordination is measured against) each
-        digit of Z's is independent of the same digit of Y's: two copies of a model whose answer
-        follows one phrase of what they are told meet by chance, not by the phrase they share."""
-        if player == PLAYERS[0]:
-            return self.wording(trial)
-        opener, y_order, z_order = factors(trial, 2, 2, 2)
-        cycle, later_cycle = factors(trial // 8, 2, 2)
-        digits = (opener ^ z_order ^ cycle, opener ^ y_order ^ later_cycle, opener ^ cycle ^ later_cycle, opener ^ later_cycle)
-        return sum(digit << place for place, digit in enumerate(digits))
+    #: Which wording each game, and each player of it, is told in: functions of the trial alone.
+    wording = staticmethod(game_wording)
+    player_wording = staticmethod(player_wording)
 
     def initiator(self, trial: int) -> str:
         """Y opens the talk in even trials, Z in odd ones: each side starts half the games."""
