@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from pytest_gaamas import answers, metrics, rounds, stats, verdicts
+from pytest_gaamas import metrics, rounds, stats, verdicts
 from pytest_gaamas.data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from pytest_gaamas.games import bos_agents, dictator, prisoners, repeated, ring
 from pytest_gaamas.models.reference import ReferenceAgent
