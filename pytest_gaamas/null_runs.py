@@ -161,7 +161,7 @@ def file_digest(path: Path) -> str:
 
 
 def games_imported(path: Path) -> list[str]:
-    """The modules of ``pytest_gaamas.games`` that the file ``path`` imports, by name, in order."""
+    """The modules of ``pytest_gaamas.games`` that the file ``path`` imports, sorted by name."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, OSError):

@@ -187,15 +187,17 @@ class Surface:
                 places[found[-1] if last else found[0]] = option
         return places[max(places) if last else min(places)] if places else None
 
+    def read(self, *, last_message: bool = False) -> str:
+        """The text a rule reads: the whole, or the last message's alone where it is given."""
+        return self.text if not last_message or self.last is None else self.last
+
     def hashed(self, salt: int, *, last_message: bool = False) -> int:
         """A whole number the text (or the last message's alone) and the salt fix, and nothing else."""
-        text = self.text if not last_message or self.last is None else self.last
-        return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big")
+        return int.from_bytes(hashlib.sha256(f"{salt}:{self.read(last_message=last_message)}".encode()).digest()[:8], "big")
 
     def holds(self, word: str, *, last_message: bool = False) -> bool:
         """Whether the text (or the last message's alone) holds ``word``, case folded."""
-        text = self.text if not last_message or self.last is None else self.last
-        return word in _WORD.findall(text.lower())
+        return word in _WORD.findall(self.read(last_message=last_message).lower())
 
     def number(self, *, last: bool) -> float | None:
         numbers = _NUMBER.findall(self.text)
