@@ -253,12 +253,12 @@ def measured(samples: int = 1_000, ccei_samples: int = 200) -> list[tuple[str, s
     """What docs/statistics.md states: for every choice the suite compares with people, how 30 of
     people's own choices are judged; for the responder's threshold, how agents that never read the game
     are. (The CCEI's test permutes 1,182 distinct values and costs about 2 s a sample: fewer of them.)"""
-    from .games.dictator import PIE, ThresholdGame  # the game folds a blind answer into a threshold
+    from .games.dictator import DOLLARS, PIE, ThresholdGame  # the game folds a blind answer into a threshold
 
     game = ThresholdGame()
 
     def blind(answer: Callable[[random.Random], float]) -> Callable[[random.Random], list[float]]:
-        return lambda rng: [game.read_trial(t, {game.framing(t).field: answer(rng)}) for t in range(30)]
+        return lambda rng: [game.read_trial(t, {DOLLARS: answer(rng)}) for t in range(30)]
 
     rows = [(humans.choice, "people's own choices", judged(people_draw(humans), humans, samples))
             for humans in (dictator_kept(), ultimatum_kept(), ultimatum_thresholds())]  # fmt: skip

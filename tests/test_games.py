@@ -10,7 +10,7 @@ import pytest
 from pytest_gaamas import metrics, rounds, stats, verdicts
 from pytest_gaamas.data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from pytest_gaamas.games import bos_agents, dictator, prisoners, repeated, ring
-from pytest_gaamas.models.reference import ReferenceAgent
+from pytest_gaamas.models.reference import ReferenceAgent, Surface
 from pytest_gaamas.play import play_trial
 from conftest import ROOT
 
@@ -343,6 +343,31 @@ def test_a_split_s_thirty_trials_are_thirty_prompts_that_differ_only_in_words(na
         assert game.form(t) == game.form(t % period)
         assert {k: v for k, v in game.presented(t).items() if k != "wording"} == \
                {k: v for k, v in game.presented(t % period).items() if k != "wording"}
+
+
+#: The splits asked in two framings, and the outcome that counts the dollars alike in both.
+FRAMED = {"dictator": "my_share", "proposer": "my_share", "responder threshold": "smallest_accepted"}
+
+
+@pytest.mark.parametrize("name", FRAMED)
+def test_a_split_s_two_framings_hold_the_same_words_so_a_habit_keyed_to_any_one_keeps_half(name):
+    """A split is asked as the dollars kept in even trials and as the dollars given in odd ones, so
+    that an answer given without reading the question keeps c and 100 - c in turn. A habit keyed to a
+    word the question holds in one framing alone (the bottom of the range where it reads "give", else
+    the top) would keep everything in both: each pair of trials holds the same words, whole and in the
+    last message, and every word any trial holds, played as such a habit, keeps $50 on average."""
+    game, _ = ASKED_IN_WORDINGS[name]
+    surfaces = [Surface("\n".join(m["content"] for m in game.messages(t)), game.messages(t)[-1]["content"]) for t in range(30)]
+    for t in range(0, 30, 2):
+        assert surfaces[t].text != surfaces[t + 1].text
+        for last in (False, True):
+            assert surfaces[t].words(last_message=last) == surfaces[t + 1].words(last_message=last), t
+    vocabulary = frozenset().union(*(s.words() for s in surfaces))
+    assert {"keep", "smallest"} & vocabulary
+    for word in sorted(w for w in vocabulary if w.isalpha()):  # a word rule's word is letters; numbers have rules of their own
+        for last in ("", "-last"):
+            kept = [outcome[FRAMED[name]] for outcome in blind_outcomes(game, range(30), f"word-{word}{last}")]
+            assert statistics.mean(kept) == 50, (word, last, kept[:4])
 
 
 WORDED = {**ASKED_IN_WORDINGS,

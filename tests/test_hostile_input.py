@@ -32,12 +32,12 @@ FAST = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 KNOWN_BREAKERS = {
     "deep nesting": "[" * 1000,
     "deep object": '{"a":' * 1000 + "1" + "}" * 1000,
-    "309-digit number": '{"my_share": ' + "9" * 309 + "}",
-    "4,301-digit number": '{"my_share": ' + "9" * 4301 + "}",
-    "1e400": '{"my_share": 1e400}',
-    "NaN": '{"my_share": NaN}',
-    "-Infinity": '{"my_share": -Infinity}',
-    "conflicting duplicate keys": '{"my_share": 500, "my_share": 5}',
+    "309-digit number": '{"dollars": ' + "9" * 309 + "}",
+    "4,301-digit number": '{"dollars": ' + "9" * 4301 + "}",
+    "1e400": '{"dollars": 1e400}',
+    "NaN": '{"dollars": NaN}',
+    "-Infinity": '{"dollars": -Infinity}',
+    "conflicting duplicate keys": '{"dollars": 500, "my_share": 5}',
     "many open fences": "```\n" * 4000,
     "fence and spaces": "```" + " " * 30000,
     "fences with no newline": "```json" * 5000,
@@ -54,7 +54,7 @@ JSON_VALUES = st.recursive(
     max_leaves=12,
 )  # fmt: skip
 FIELD_NAMES = st.sampled_from(
-    ["my_share", "option", "decision", "action", "reasoning", "prediction", "move", "message", "asset_a", "asset_b", "code"]
+    ["dollars", "my_share", "option", "decision", "action", "reasoning", "prediction", "move", "message", "asset_a", "asset_b", "code"]
 )
 LIKELY_VALUES = st.one_of(
     JSON_VALUES,
@@ -96,8 +96,8 @@ def test_the_inputs_that_broke_the_parsers_are_invalid_answers_now(name):
 
 
 def test_conflicting_duplicate_keys_are_invalid_and_agreeing_ones_are_not():
-    assert not answers.reader(dictator.read_share)('{"my_share": 500, "my_share": 5}').valid
-    assert answers.reader(dictator.read_share)('{"my_share": 5, "my_share": 5}').value == 5
+    assert not answers.reader(dictator.read_share)('{"dollars": 500, "dollars": 5}').valid
+    assert answers.reader(dictator.read_share)('{"dollars": 5, "dollars": 5}').value == 5
 
 
 class Fuzzed:

@@ -36,16 +36,16 @@ def first_round(said, game=None):
     return play_trial(game, Saying(said), 0, seed=1, temperature=0.7).rounds[0]
 
 
-ANSWER = '{"my_share": 60}'
+ANSWER = '{"dollars": 60}'
 
 
 @pytest.mark.parametrize(
     "said",
     [
-        f'<think>Keep it all? {{"my_share": 100}} would be greedy.</think>\n{ANSWER}',  # DeepSeek-R1
-        f'Keep it all? {{"my_share": 100}} would be greedy.\n</think>\n\n{ANSWER}',  # Qwen3: the template opened it
-        f'<think>first</think><think>second {{"my_share": 1}}</think>```json\n{ANSWER}\n```',
-        Reply(ANSWER, thinking='Keep it all? {"my_share": 100}'),  # reasoning_content, thinking
+        f'<think>Keep it all? {{"dollars": 100}} would be greedy.</think>\n{ANSWER}',  # DeepSeek-R1
+        f'Keep it all? {{"dollars": 100}} would be greedy.\n</think>\n\n{ANSWER}',  # Qwen3: the template opened it
+        f'<think>first</think><think>second {{"dollars": 1}}</think>```json\n{ANSWER}\n```',
+        Reply(ANSWER, thinking='Keep it all? {"dollars": 100}'),  # reasoning_content, thinking
     ],
 )  # fmt: skip
 def test_thinking_is_kept_apart_and_never_parsed_as_the_answer(said):

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from pytest_gaamas import fidelity
-from pytest_gaamas.games.dictator import PIE, ThresholdGame, acceptance_rises
+from pytest_gaamas.games.dictator import DOLLARS, PIE, ThresholdGame, acceptance_rises
 from pytest_gaamas.models.reference import shortcut_answer
 
 GAME = ThresholdGame()
@@ -29,7 +29,7 @@ UNIFORM_FAITHFUL = 0.001
 def thresholds(answers) -> list[float]:
     """What answers given without reading the question mean, trial by trial: the same number is the
     smallest offer accepted in one framing and the most the proposer may keep in the other."""
-    return [GAME.read_trial(trial, {GAME.framing(trial).field: answer}) for trial, answer in enumerate(answers)]
+    return [GAME.read_trial(trial, {DOLLARS: answer}) for trial, answer in enumerate(answers)]
 
 
 def prompt_numbers(trial: int) -> list[int]:
@@ -38,16 +38,16 @@ def prompt_numbers(trial: int) -> list[int]:
 
 def test_the_two_framings_ask_the_same_threshold_with_the_same_numbers_in_the_same_places():
     assert prompt_numbers(0) == prompt_numbers(1)  # a blind agent reading numbers sees no difference
-    assert GAME.read_trial(0, {"smallest_offer": 30}) == GAME.read_trial(1, {"most_kept": 70}) == 30
-    assert GAME.framing(0).answer(30) == {"smallest_offer": 30} and GAME.framing(1).answer(30) == {"most_kept": 70}
-    for bad in ({"smallest_offer": 30.5}, {"smallest_offer": 101}, {"smallest_offer": "30"}, {"most_kept": 30}):
+    assert GAME.read_trial(0, {"dollars": 30}) == GAME.read_trial(1, {"dollars": 70}) == 30
+    assert GAME.framing(0).answer(30) == {"dollars": 30} and GAME.framing(1).answer(30) == {"dollars": 70}
+    for bad in ({"dollars": 30.5}, {"dollars": 101}, {"dollars": "30"}, {"smallest_offer": 30}):
         with pytest.raises(ValueError):
             GAME.read_trial(0, bad)
 
 
 @pytest.mark.parametrize("kind", ("first", "last", "constant"))
 def test_no_shortcut_agent_is_judged_faithful_or_plausible(kind):
-    answers = [shortcut_answer(GAME.form(trial), kind)[GAME.framing(trial).field] for trial in range(TRIALS)]
+    answers = [shortcut_answer(GAME.form(trial), kind)[DOLLARS] for trial in range(TRIALS)]
     result = fidelity.compare(thresholds(answers), PEOPLE)
     assert result.verdict == "unfaithful" and not result.plausible_in_aggregate, (kind, result)
 

@@ -19,7 +19,7 @@ class WaitsForOthers:
     def reply(self, request):
         if request.seed == self.first_seed:
             self.waited_in_vain = not self.handed_over.wait(timeout=5)
-        return '{"my_share": 50}'
+        return '{"dollars": 50}'
 
 
 def test_each_trial_is_handed_over_as_it_finishes():

@@ -28,11 +28,15 @@ from .oneshot import OneShotGame, conversation
 
 PIE = 100
 ROLES = {"assistant": "You are a helpful assistant.", "human": "You are a human being."}
-SHARE_SCHEMA = answers.object_schema(my_share={"type": "number", "minimum": 0, "maximum": PIE})
+#: The answer's one field, the same in every framing: a field named for what is asked would be a
+#: word that only one framing holds.
+DOLLARS = "dollars"
+SHARE_SCHEMA = answers.object_schema(**{DOLLARS: {"type": "number", "minimum": 0, "maximum": PIE}})
 
 
 def read_share(obj: dict[str, Any]) -> float:
-    return answers.bounded(obj, "my_share", 0, PIE)
+    """The dollars kept, where the question asks for them (a split's first framing)."""
+    return answers.bounded(obj, DOLLARS, 0, PIE)
 
 
 def playing(role: str, game: str) -> tuple[str, str]:
@@ -44,30 +48,39 @@ NOTHING = (" both of you get nothing", " neither of you gets anything")
 SPLIT = ("split", "divide")
 
 
+ANSWER_IN_DOLLARS = f' Answer in JSON: {{"{DOLLARS}": <dollars, 0 to {PIE}>}}'
+
+
 @dataclass(frozen=True)
 class Framing:
-    """One way of asking for a split of the pie: the question, and the answer's field, which holds
-    the dollars kept (``keeps``) or the dollars the other gets."""
+    """One way of asking for a split of the pie: the question, and whether the dollars it asks for
+    are the dollars kept (``keeps``) or the dollars the other gets."""
 
     name: str
     question: str
-    field: str
     keeps: bool
 
-    @property
-    def schema(self) -> dict[str, Any]:
-        return answers.object_schema(**{self.field: {"type": "number", "minimum": 0, "maximum": PIE}})
+    schema = SHARE_SCHEMA
 
     def kept(self, obj: dict[str, Any]) -> float:
-        value = answers.bounded(obj, self.field, 0, PIE)
+        value = answers.bounded(obj, DOLLARS, 0, PIE)
         return value if self.keeps else PIE - value
 
     def answer(self, kept: float) -> dict[str, Any]:
-        return {self.field: kept if self.keeps else PIE - kept}
+        return {DOLLARS: kept if self.keeps else PIE - kept}
 
 
-KEEP = Framing("keep", 'How many dollars do you keep for yourself? Answer in JSON: {"my_share": <dollars you keep, 0 to 100>}',
-               "my_share", keeps=True)  # fmt: skip
+def split_framings(verb: str, other: str) -> tuple[Framing, Framing]:
+    """The dollars kept, and the dollars ``other`` gets, asked in the same words in another order: a
+    habit keyed to any word of the question (a rule that says little wherever it reads "give") is on
+    in both framings or in neither, so it keeps c in one and 100 - c in the other, $50 on average,
+    where a question worded for its framing alone let it keep everything in both."""
+    return (
+        Framing("keep", f"You keep some dollars and {verb} the rest to {other}: how many dollars do you keep?{ANSWER_IN_DOLLARS}",
+                keeps=True),
+        Framing(verb, f"You {verb} some dollars to {other} and keep the rest: how many dollars do you {verb}?{ANSWER_IN_DOLLARS}",
+                keeps=False),
+    )  # fmt: skip
 
 
 class SplitByFraming:
@@ -112,8 +125,7 @@ class DictatorGame(SplitByFraming, OneShotGame):
     has_human_data: bool = True
     schema = SHARE_SCHEMA
     reference_kinds = WITH_AVERAGE
-    framings = (KEEP, Framing("give", "How many dollars do you give to the other person? "
-                              'Answer in JSON: {"gift": <dollars you give, 0 to 100>}', "gift", keeps=False))  # fmt: skip
+    framings = split_framings("give", "the other person")
 
     wordings = Wordings(
         playing("dictator", "dictator"),
@@ -162,7 +174,7 @@ def share_contract(system: str, rules: str, rational_share: str, game: SplitByFr
         signature="def my_share(pie: int) -> float",
         explanation="`pie` is the number of dollars to split; return the dollars you keep, from 0 to `pie`.",
         arguments=lambda situation: (PIE,),
-        answer=lambda value: {"my_share": kept(value)},
+        answer=lambda value: {DOLLARS: kept(value)},
         answer_for=lambda situation, value: game.framing(situation["trial"]).answer(kept(value)),
         references={
             "rational": f"def my_share(pie):\n    return {rational_share}",
@@ -283,8 +295,7 @@ class UltimatumGame(SplitByFraming, OneShotGame):
     role: str  # "proposer" or "responder"
     name: str = "ultimatum"
     has_human_data: bool = True
-    framings = (KEEP, Framing("offer", "How many dollars do you offer the responder? "
-                              'Answer in JSON: {"offer": <dollars you offer, 0 to 100>}', "offer", keeps=False))  # fmt: skip
+    framings = split_framings("offer", "the responder")
 
     @property
     def reference_kinds(self) -> tuple[str, ...]:
@@ -404,36 +415,42 @@ class ThresholdFraming:
     name: str
     rule: str
     question: str
-    field: str
     counts_the_offer: bool
 
     @property
     def schema(self) -> dict[str, Any]:
-        return answers.object_schema(**{self.field: WHOLE_DOLLARS})
+        return answers.object_schema(**{DOLLARS: WHOLE_DOLLARS})
 
     def threshold(self, obj: dict[str, Any]) -> float:
-        value = answers.bounded(obj, self.field, 0, PIE)
+        value = answers.bounded(obj, DOLLARS, 0, PIE)
         if not value.is_integer():
-            raise answers.InvalidAnswer(f"not whole dollars: field {self.field!r} is {value:g}")
+            raise answers.InvalidAnswer(f"not whole dollars: field {DOLLARS!r} is {value:g}")
         return value if self.counts_the_offer else PIE - value
 
     def answer(self, threshold: float) -> dict[str, Any]:
-        return {self.field: int(threshold if self.counts_the_offer else PIE - threshold)}
+        return {DOLLARS: int(threshold if self.counts_the_offer else PIE - threshold)}
+
+
+SMALLEST_OFFER = "the smallest offer you accept"
+MOST_KEPT = "the most the proposer may keep"
+ANSWER_IN_WHOLE_DOLLARS = f' Answer in JSON: {{"{DOLLARS}": <whole dollars, 0 to {PIE}>}}'
+
+
+def threshold_framing(name: str, asked: str, other: str, counts_the_offer: bool) -> ThresholdFraming:
+    """The threshold asked as ``asked``, its rule naming ``other`` too, so that both framings hold the
+    same words: a habit keyed to a word ("smallest", "least") is on in both or in neither, a threshold
+    of c in one framing and of 100 - c in the other, where a question worded for its framing alone let
+    it name a threshold of $0 in both."""
+    return ThresholdFraming(name, f"That number is {asked}, and {PIE} minus it is {other}.",
+                            f"What is {asked}?{ANSWER_IN_WHOLE_DOLLARS}", counts_the_offer)
 
 
 THRESHOLD_FRAMINGS = (
-    ThresholdFraming(
-        "smallest offer", "you accept every offer of at least that many dollars and reject every smaller one.",
-        'What is the smallest offer you accept? Answer in JSON: {"smallest_offer": <whole dollars offered to you, 0 to 100>}',
-        "smallest_offer", counts_the_offer=True,
-    ),
-    ThresholdFraming(
-        "most kept", "you accept every split in which the proposer keeps at most that many dollars and reject every "
-        "split in which it keeps more.",
-        'What is the most the proposer may keep? Answer in JSON: {"most_kept": <whole dollars the proposer keeps, 0 to 100>}',
-        "most_kept", counts_the_offer=False,
-    ),
-)  # fmt: skip
+    threshold_framing("smallest offer", SMALLEST_OFFER, MOST_KEPT, counts_the_offer=True),
+    threshold_framing("most kept", MOST_KEPT, SMALLEST_OFFER, counts_the_offer=False),
+)
+#: The strategy is asked for the smallest offer alone, in the rule it was always asked in.
+STRATEGY_RULE = "you accept every offer of at least that many dollars and reject every smaller one."
 
 
 @dataclass(frozen=True)
@@ -458,7 +475,7 @@ class ThresholdGame(OneShotGame):
         " If you accept, the money is split that way; if you reject,",
         NOTHING,
         ".",
-        (" Before seeing the offer, you name a number of whole dollars:", " Before you see the offer, you name a number of whole dollars:"),
+        (" Before seeing the offer, you name a number of whole dollars.", " Before you see the offer, you name a number of whole dollars."),
     )
     rules = wordings[0]
     wording = staticmethod(SplitByFraming.wording)
@@ -492,11 +509,11 @@ class ThresholdGame(OneShotGame):
     def strategy(self) -> Contract:
         return Contract(
             system=ROLES["assistant"],
-            rules=f"{self.rules} {THRESHOLD_FRAMINGS[0].rule}",
+            rules=f"{self.rules} {STRATEGY_RULE}",
             signature="def smallest_offer(pie: int) -> int",
             explanation="`pie` is the dollars to split; return the smallest offer you accept, in whole dollars from 0 to `pie`.",
             arguments=lambda situation: (PIE,),
-            answer=lambda value: {"smallest_offer": whole_dollars(value)},
+            answer=lambda value: {DOLLARS: whole_dollars(value)},
             answer_for=lambda situation, value: self.framing(situation["trial"]).answer(whole_dollars(value)),
             references={
                 "rational": "def smallest_offer(pie):\n    return 1",

@@ -195,9 +195,13 @@ class Surface:
         """A whole number the text (or the last message's alone) and the salt fix, and nothing else."""
         return int.from_bytes(hashlib.sha256(f"{salt}:{self.read(last_message=last_message)}".encode()).digest()[:8], "big")
 
+    def words(self, *, last_message: bool = False) -> frozenset[str]:
+        """The words of the text (or of the last message's alone), case folded, as ``word-W`` reads them."""
+        return frozenset(_WORD.findall(self.read(last_message=last_message).lower()))
+
     def holds(self, word: str, *, last_message: bool = False) -> bool:
         """Whether the text (or the last message's alone) holds ``word``, case folded."""
-        return word in _WORD.findall(self.read(last_message=last_message).lower())
+        return word in self.words(last_message=last_message)
 
     def number(self, *, last: bool) -> float | None:
         numbers = _NUMBER.findall(self.text)
