@@ -441,7 +441,7 @@ def threshold_framing(name: str, asked: str, other: str, counts_the_offer: bool)
     same words: a habit keyed to a word ("smallest", "least") is on in both or in neither, a threshold
     of c in one framing and of 100 - c in the other, where a question worded for its framing alone let
     it name a threshold of $0 in both."""
-    return ThresholdFraming(name, f"That number is {asked}, and {PIE} minus it is {other}.",
+    return ThresholdFraming(name, f"that number is {asked}, and {PIE} minus it is {other}.",
                             f"What is {asked}?{ANSWER_IN_WHOLE_DOLLARS}", counts_the_offer)
 
 
@@ -475,7 +475,7 @@ class ThresholdGame(OneShotGame):
         " If you accept, the money is split that way; if you reject,",
         NOTHING,
         ".",
-        (" Before seeing the offer, you name a number of whole dollars.", " Before you see the offer, you name a number of whole dollars."),
+        (" Before seeing the offer, you name a number of whole dollars:", " Before you see the offer, you name a number of whole dollars:"),
     )
     rules = wordings[0]
     wording = staticmethod(SplitByFraming.wording)
