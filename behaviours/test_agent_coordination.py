@@ -56,16 +56,21 @@ author overstates what two achieve": the script's games coordinate more than the
 compares one writer applying one rule to both sides with two separate conversations, and says
 nothing of what knowing the other's payoffs adds: in the common game the agents know them too.
 Omniscience: what the script gains from knowing what the agents do not is the difference in
-differences, (script - agents) with private payoffs minus (script - agents) with both known, per
-game's coordination rate, with its bootstrap interval; the claim "omniscience adds success" is its
-one-sided bootstrap test (Holm over the message counts). It holds the writer, the rule and the
-prompts' frame fixed up to the one thing that differs, but the script's own prompt differs between
-the two conditions too (payoffs marked private or known to both): the difference in differences
-measures the information condition's effect on the gap, not a script that does not see the other side.
-Open defect (docs/behaviours.md#open-word-habits): two copies keyed to a word of the sentence that
-tells each agent the other's payoffs meet whenever told it, which this reads as what omniscience
-adds; Y prefers A in every game, so no scoring of these cells can tell the two apart. Read the claim
-as not shown whatever its p.
+differences, (script - agents) with private payoffs minus (script - agents) with both known, of
+each cell's coordination beyond the players' own habits (the excess its table shows), with the
+bootstrap interval of the four cells' resampled games; the claim "omniscience adds success" is its
+one-sided bootstrap test (Holm over the message counts). Raw coordination would not do: two copies
+keyed to a word of the sentence that tells each agent the other's payoffs meet whenever told it
+(both name A), which a difference in differences of raw rates reads as what knowing the payoffs
+adds; a label they share meets shuffled pairs as often, and scores nothing. What it can show is a
+convention that knowing the payoffs makes and that changes with the game: meeting at the favourite
+of whoever opens the talk, which changes from game to game outside the presentations the pairs are
+shuffled within. Without talk no convention the payoffs make changes with the game (Y prefers A in
+every game, so the meeting both payoffs point to is always A): there the claim asks whether the
+script's own excess changes with the condition. It holds the writer, the rule and the prompts'
+frame fixed up to the one thing that differs, but the script's own prompt differs between the two
+conditions too (payoffs marked private or known to both): the difference in differences measures
+the information condition's effect on the gap, not a script that does not see the other side.
 Leakage against chance (private game): the acts that would reveal the other's payoffs
 (pytest_gaamas.games.bos_agents) as the script makes them beside the same acts by the agents, who
 could not have known: the baseline. The claim "the script leaks beyond chance": its games' share
@@ -112,12 +117,13 @@ SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.
 CRITERION = (f"one author's games (the script) coordinate more than two agents': Mann-Whitney U, one-sided p < {ALPHA} after Holm's "
              f"correction over the {len(MESSAGES)} message counts and their contraries; contradicted where the agents coordinate more as significantly")
 OMNISCIENCE_TABLE = ("Agent-agent coordination: what knowing the other's payoffs adds to the script, (script - agents) with private "
-                     "payoffs minus (script - agents) with both known, coordination rate per game")
+                     "payoffs minus (script - agents) with both known, coordination beyond the players' own habits")
 OMNISCIENCE_COLUMNS = ("script - agents, private [95% CI]", "script - agents, common [95% CI]", "difference in differences [95% CI]",
                        "p (omniscience adds, one-sided)", "p (Holm)")
 #: The claims a coin sits at the null of: judged at the suite's share of 5% for such families.
 OMNISCIENCE, LEAKAGE = "omniscience adds success", "the script leaks beyond chance"
-OMNISCIENCE_CRITERION = (f"the script's lead over the agents is larger where only it knows both payoffs: difference in differences, "
+OMNISCIENCE_CRITERION = (f"the script's lead over the agents in coordination beyond their own habits is larger where only it knows both "
+                         f"payoffs: difference in differences, "
                          f"one-sided bootstrap p < {verdicts.blind_null(OMNISCIENCE):.3g} after Holm's correction over the "
                          f"{len(MESSAGES)} message counts and their contraries ({verdicts.blind_null_words(OMNISCIENCE)}); contradicted where it is "
                          "smaller as significantly")
@@ -304,28 +310,30 @@ def test_script_overstates_success(gaamas, messages, information):
 
 
 def omniscience(gaamas, messages):
-    """The difference in differences of the games' coordination rates at ``messages``, and the two
-    gaps it is made of (script - agents, private and common)."""
-    of = MEASURES["coordination rate"]
-    agents_private, script_private = by_game(gaamas, messages, "private", of)
-    agents_common, script_common = by_game(gaamas, messages, "common", of)
-    gained = metrics.difference_in_differences(script_private, agents_private, script_common, agents_common,
-                                               seed=cell_seed(gaamas.seed, messages, "omniscience"))  # fmt: skip
-    return gained, stats.mean_difference(script_private, agents_private), stats.mean_difference(script_common, agents_common)
+    """The difference in differences of the cells' coordination beyond the players' own habits at
+    ``messages``, and the two gaps it is made of (script - agents, private and common): each cell's
+    excess is the one its own table shows, with the same resamples."""
+    beyond = {(simulation, information): beyond_habits(games(gaamas, messages, simulation, information)[1],
+                                                       cell_seed(gaamas.seed, messages, simulation, information))
+              for simulation in SIMULATIONS for information in INFORMATION}  # fmt: skip
+    gap = {information: [(1.0, beyond["script", information]), (-1.0, beyond["agents", information])] for information in INFORMATION}
+    gained = metrics.excess_contrast(gap["private"] + [(-sign, excess) for sign, excess in gap["common"]])
+    return gained, metrics.excess_contrast(gap["private"]).estimate, metrics.excess_contrast(gap["common"]).estimate
 
 
 @pytest.mark.parametrize("messages", MESSAGES)
 def test_omniscience_adds_success(gaamas, messages):
-    """What the script gains from knowing what the agents do not: its lead over them where only it
-    knows both payoffs, less its lead where both agents know them too. One author's shared rule
-    leads as much in both conditions, and cancels."""
+    """What the script gains from knowing what the agents do not: its lead over them in coordination
+    beyond their own habits where only it knows both payoffs, less its lead where both agents know
+    them too. One author's shared rule leads as much in both conditions, and cancels; a label two
+    copies share when told both payoffs meets shuffled pairs as often, and scores nothing."""
     gains = {count: omniscience(gaamas, count) for count in MESSAGES}
     claim = verdicts.family({count: (gained.p, gained.contrary_p) for count, (gained, _, _) in gains.items()},
                             verdicts.blind_null(OMNISCIENCE))[messages]
     gained, private, common = gains[messages]
     column = COLUMNS[MESSAGES.index(messages)]
     gaamas.score(
-        table=OMNISCIENCE_TABLE, metric="difference in differences: coordination rate", estimate=gained.estimate, invalid=0,
+        table=OMNISCIENCE_TABLE, metric="difference in differences: excess over shuffled pairs", estimate=gained.estimate, invalid=0,
         n=gained.estimate.n, verdict=claim.verdict, criterion=OMNISCIENCE_CRITERION, columns=OMNISCIENCE_COLUMNS, worse="both",
         cells={OMNISCIENCE_COLUMNS[0]: cell(private), OMNISCIENCE_COLUMNS[1]: cell(common), OMNISCIENCE_COLUMNS[2]: cell(gained.estimate),
                OMNISCIENCE_COLUMNS[3]: p_value_text(gained.p), OMNISCIENCE_COLUMNS[4]: p_value_text(claim.p_adjusted)},
@@ -333,11 +341,12 @@ def test_omniscience_adds_success(gaamas, messages):
         details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p": gained.contrary_p, "contrary_p_holm": claim.opposite_adjusted,
                  "family": claim.family_size, "private_gap": private.as_json(), "common_gap": common.as_json()},
         figures=(Figure("Agent-agent coordination: what knowing the other's payoffs adds to the script", INTERVAL,
-                        "(script - agents) private - (script - agents) common [95% CI]", x=column, x_axis="pre-play messages",
+                        "excess over shuffled pairs: (script - agents) private - (script - agents) common [95% CI]", x=column,
+                        x_axis="pre-play messages",
                         references={"nothing added": 0.0}),),
     )  # fmt: skip
-    gaamas.verdict(claim.verdict, f"{column}: the script leads the agents by {cell(private)} with private payoffs and by {cell(common)} with "
-                                  f"both known: omniscience adds {cell(gained.estimate)} ({p_stated(gained.p, 'one-sided p')}, "
+    gaamas.verdict(claim.verdict, f"{column}: beyond their own habits, the script leads the agents by {cell(private)} with private payoffs "
+                                  f"and by {cell(common)} with both known: omniscience adds {cell(gained.estimate)} ({p_stated(gained.p, 'one-sided p')}, "
                                   f"{p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -138,7 +138,9 @@ class CoordinationExcess:
     meeting that each player's habits alone give (a label both always name, the option each is shown
     first), with no reading of this game's other player. ``excess``: observed - baseline, with its bootstrap
     interval over games. ``p``: the one-sided permutation p that the real pairing meets more than a
-    random re-pairing of the same games (``contrary_p``: less)."""
+    random re-pairing of the same games (``contrary_p``: less). ``resampled``: the excess in each of
+    the interval's resamples (NaN where a resample drew no pair of distinct games), so that excesses
+    of independent cells can be compared (``excess_contrast``)."""
 
     observed: float
     baseline: float
@@ -146,6 +148,7 @@ class CoordinationExcess:
     p: float
     contrary_p: float
     pairings: int
+    resampled: np.ndarray = field(default_factory=lambda: np.full(PAIR_RESAMPLES, math.nan), repr=False, compare=False)
 
 
 def pair_meetings(first: Sequence[Sequence[str | None]], second: Sequence[Sequence[str | None]]) -> np.ndarray:
@@ -217,11 +220,11 @@ def coordination_excess(first, second, *, seed: int, strata: Sequence[Any] | Non
         real[kept] += (counts @ own)[kept]
         shuffled[kept] += n * across[kept] / distinct[kept]
         weight[kept] += n
-    excesses = (real - shuffled)[weight > 0] / weight[weight > 0]
-    low, high = np.quantile(excesses, [(1 - confidence) / 2, (1 + confidence) / 2])
+    resampled = np.divide(real - shuffled, weight, out=np.full(PAIR_RESAMPLES, math.nan), where=weight > 0)
+    low, high = np.nanquantile(resampled, [(1 - confidence) / 2, (1 + confidence) / 2])
     excess = observed - baseline
     interval = Estimate(excess, min(float(low), excess), max(float(high), excess), len(used), "mean")
-    return CoordinationExcess(observed, baseline, interval, p, contrary, len(pairings))
+    return CoordinationExcess(observed, baseline, interval, p, contrary, len(pairings), resampled)
 
 
 def _across(block: np.ndarray) -> float:
@@ -231,35 +234,38 @@ def _across(block: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class DifferenceInDifferences:
-    """(a - b) under one condition minus (a - b) under another, per unit (a game) with independent
-    samples in the four cells: its value and bootstrap interval, and the one-sided p that it exceeds
-    0 (``contrary_p``: that it falls below), from the bootstrap distribution centred on the estimate."""
+class Contrast:
+    """A signed sum of independent cells' estimates (one cell's lead over another; (a - b) under one
+    condition minus (a - b) under another): its value and bootstrap interval, and the one-sided p
+    that it exceeds 0 (``contrary_p``: that it falls below), from the bootstrap distribution centred
+    on the estimate."""
 
     estimate: Estimate
     p: float
     contrary_p: float
 
 
-def difference_in_differences(a_one, b_one, a_other, b_other, *, seed: int,
-                              confidence: float = 0.95) -> DifferenceInDifferences:
-    """(mean ``a_one`` - mean ``b_one``) - (mean ``a_other`` - mean ``b_other``): how much more ``a``
-    gains over ``b`` under the first condition than under the second. Each cell is resampled on its
-    own (``PAIR_RESAMPLES``, seeded); the p-values compare the estimate with the resampled estimates'
-    spread about it (Hall and Wilson's bootstrap test), so a zero difference with no spread has p 1,
-    and a nonzero one with no spread p 1 / (resamples + 1)."""
-    cells = [np.asarray(c, dtype=float) for c in (a_one, b_one, a_other, b_other)]
-    if any(len(c) == 0 for c in cells):
-        return DifferenceInDifferences(Estimate(math.nan, math.nan, math.nan, 0), math.nan, math.nan)
-    signs = (1.0, -1.0, -1.0, 1.0)
-    value = float(sum(s * c.mean() for s, c in zip(signs, cells)))
-    rng = np.random.default_rng(seed)
-    resampled = sum(s * c[rng.integers(0, len(c), (PAIR_RESAMPLES, len(c)))].mean(axis=1) for s, c in zip(signs, cells))
+def excess_contrast(terms: Sequence[tuple[float, CoordinationExcess]], *, confidence: float = 0.95) -> Contrast:
+    """A signed sum of independent cells' excesses over their own habits (``coordination_excess``),
+    as (sign, excess) terms: one cell's lead over another, or a difference in differences, with the
+    interval of the same sum over each cell's own resamples of its games (resamples where a cell drew
+    no pair of distinct games are left out) and Hall and Wilson's bootstrap test: the resampled sums'
+    spread about the estimate against the estimate, so a zero contrast with no spread has p 1, and a
+    nonzero one with no spread p 1 / (resamples + 1)."""
+    if not terms or any(math.isnan(excess.excess.value) for _, excess in terms):
+        return Contrast(Estimate(math.nan, math.nan, math.nan, 0), math.nan, math.nan)
+    value = float(sum(sign * excess.excess.value for sign, excess in terms))
+    resampled = sum(sign * excess.resampled for sign, excess in terms)
+    return _bootstrap_test(value, np.asarray(resampled)[~np.isnan(resampled)], sum(excess.excess.n for _, excess in terms), confidence)
+
+
+def _bootstrap_test(value: float, resampled: np.ndarray, n: int, confidence: float) -> Contrast:
+    """The estimate ``value`` with the interval of its ``resampled`` values, and the one-sided p-values
+    from their spread about it (Hall and Wilson's bootstrap test)."""
     low, high = np.quantile(resampled, [(1 - confidence) / 2, (1 + confidence) / 2])
     spread = resampled - value
     tolerance = 1e-12
-    p = (1 + np.count_nonzero(spread >= value - tolerance)) / (PAIR_RESAMPLES + 1)
-    contrary = (1 + np.count_nonzero(spread <= value + tolerance)) / (PAIR_RESAMPLES + 1)
-    n = sum(len(c) for c in cells)
+    p = (1 + np.count_nonzero(spread >= value - tolerance)) / (len(resampled) + 1)
+    contrary = (1 + np.count_nonzero(spread <= value + tolerance)) / (len(resampled) + 1)
     estimate = Estimate(value, min(float(low), value), max(float(high), value), n, "mean")
-    return DifferenceInDifferences(estimate, float(p), float(contrary))
+    return Contrast(estimate, float(p), float(contrary))

@@ -4,6 +4,7 @@ the criterion tells a perfect script from agents who cannot know, and no script 
 stops a game."""
 
 import json
+import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_gaamas import answers, metrics, stats
 from pytest_gaamas.games import bos_agents
-from pytest_gaamas.games.bos_agents import FAVOURITE, PLAYERS, AgentCoordinationGame, reveals_preference
+from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, AgentCoordinationGame, reveals_preference
 from pytest_gaamas.games.commons import NAMES, NOBODY, PERSONAS, Commons, persona_catches
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import play_trial
@@ -356,54 +357,84 @@ def test_an_unusable_move_meets_nothing_not_even_another_unusable_one():
         metrics.pair_meetings([["A"]], [])
 
 
-def test_the_difference_in_differences_on_planted_games():
-    """A script that leads the agents by 0.5 where only it knows both payoffs, and by nothing where
-    the agents know them too, adds 0.5 by omniscience; one that leads by 0.5 in both (one author's
-    rule) adds nothing, whatever its lead; the contrary shows where it leads only in the common game."""
-    rng = __import__("random").Random(7)
-    half = lambda: [rng.choice((0.3, 0.5, 0.7)) for _ in range(30)]  # noqa: E731
-    ones = [1.0] * 30
-    omniscient = metrics.difference_in_differences(ones, half(), ones, ones, seed=1)
-    assert omniscient.estimate.value == pytest.approx(0.5, abs=0.06) and omniscient.estimate.low > 0.3 and omniscient.p < 0.001
-    assert omniscient.contrary_p > 0.99
-    author = metrics.difference_in_differences(ones, half(), ones, half(), seed=2)
-    assert abs(author.estimate.value) < 0.1 and author.estimate.low < 0 < author.estimate.high and author.p > 0.05 and author.contrary_p > 0.05
-    contrary = metrics.difference_in_differences(ones, ones, ones, half(), seed=3)
-    assert contrary.estimate.value < -0.3 and contrary.contrary_p < 0.001 and contrary.p > 0.99
-    still = metrics.difference_in_differences(ones, ones, ones, ones, seed=4)  # no difference and no spread
-    assert (still.estimate.value, still.p, still.contrary_p) == (0.0, 1.0, 1.0)
+def half(decision):
+    """Y stays at A, Z alternates: they meet in every other round, whatever they are told or hear."""
+    situation = decision.situation
+    if situation["phase"] == "message":
+        return answers.dump({"message": f"Let us meet at {FAVOURITE[situation['player']]}."})
+    move = "A" if situation["player"] == "Y" or situation["round"] % 2 == 0 else "B"
+    return answers.dump({"prediction": move, "move": move})
+
+
+def told_both(decision):
+    """Told the other's payoffs (the seed's game), both go where the talk's opener proposed, its own
+    favourite: a convention knowing both payoffs makes, which changes with who opens; else ``half``."""
+    talk = decision.situation.get("talk")
+    if decision.situation["phase"] == "round" and talk and "Both of you know all these payoffs" in decision.messages[0]["content"]:
+        meeting = talk[0].removeprefix("Let us meet at ").rstrip(".")
+        return answers.dump({"prediction": meeting, "move": meeting})
+    return half(decision)
+
+
+def shared_label_when_told_both(decision):
+    """Told the other's payoffs, both go to Y's favourite, in every game: a label both copies share
+    when told a sentence, which is what a habit keyed to one of its words does; else ``half``."""
+    if decision.situation["phase"] == "round" and "Both of you know all these payoffs" in decision.messages[0]["content"]:
+        return answers.dump({"prediction": FAVOURITE["Y"], "move": FAVOURITE["Y"]})
+    return half(decision)
 
 
 def test_one_author_overstates_success_without_omniscience_and_the_difference_in_differences_tells_them_apart():
-    """Played: the rational script writes a convention in both conditions. Agents that meet in every
-    other round whatever they are told: the script overstates success in both, and adds nothing by
-    knowing the other's payoffs. Agents that meet every round when told both payoffs, and every other
-    round when not: the script's lead exists only with private payoffs, and the difference in
-    differences shows it."""
-    def rates(information, simulation, agent):
-        game = AgentCoordinationGame(0, simulation=simulation, information=information)
-        return [sum(r["coordinated"] for r in o["rounds"]) / len(o["rounds"])
-                for o in (play_trial(game, agent, t, seed=0, temperature=0.7).outcome for t in range(30))]  # fmt: skip
+    """Played with one message, as the behaviour judges it: each cell's coordination beyond its
+    players' own habits. The rational script writes a convention that begins with the opener's
+    favourite in both conditions. Agents that meet every other round whatever they are told: the
+    script leads in both, and adds nothing by knowing the other's payoffs. Agents that, told both
+    payoffs, meet where the opener proposed: the script's lead exists only with private payoffs, and
+    the difference in differences shows it. Agents that go to Y's favourite when told both payoffs
+    meet every round then too, but as shuffled pairs do: what the raw rates would read as omniscience
+    (0.5), the excess reads as nothing."""
+    def beyond(information, simulation, agent, seed):
+        return excess(AgentCoordinationGame(1, simulation=simulation, information=information), agent, seed)
 
-    def half(decision):  # Y stays at A, Z alternates: they meet in every other round, whatever they are told
-        situation = decision.situation
-        move = "A" if situation["player"] == "Y" or situation["round"] % 2 == 0 else "B"
-        return answers.dump({"prediction": move, "move": move})
+    script = {i: beyond(i, "script", ReferenceAgent("rational"), seed) for seed, i in enumerate(INFORMATION)}
+    assert all(script[i].excess.value > 0.3 and script[i].p < 0.001 for i in INFORMATION)
 
-    def told_both(decision):  # told the other's payoffs (the seed's game), both go to Y's favourite; else as ``half``
-        if "Both of you know all these payoffs" in decision.messages[0]["content"]:
-            return answers.dump({"prediction": FAVOURITE["Y"], "move": FAVOURITE["Y"]})
-        return half(decision)
+    def gained(agent):
+        agents = {i: beyond(i, "agents", Writer(agent), seed) for seed, i in enumerate(INFORMATION, start=2)}
+        return metrics.excess_contrast([(1.0, script["private"]), (-1.0, agents["private"]),
+                                        (-1.0, script["common"]), (1.0, agents["common"])]), agents  # fmt: skip
 
-    script = {i: rates(i, "script", ReferenceAgent("rational")) for i in ("private", "common")}
-    separate = {i: rates(i, "agents", Writer(half)) for i in ("private", "common")}
-    assert all(stats.stochastically_greater(script[i], separate[i]) < 0.001 for i in script)  # one author vs two
-    author = metrics.difference_in_differences(script["private"], separate["private"], script["common"], separate["common"], seed=0)
-    assert author.estimate.value == 0.0 and author.p == 1.0
-    informed = {i: rates(i, "agents", Writer(told_both)) for i in ("private", "common")}
-    assert stats.mean(informed["common"]).value == 1.0 and stats.mean(informed["private"]).value == 0.5
-    gained = metrics.difference_in_differences(script["private"], informed["private"], script["common"], informed["common"], seed=0)
-    assert gained.estimate.value == 0.5 and gained.p < 0.001 and gained.contrary_p == 1.0
+    author, separate = gained(half)
+    assert all(separate[i].excess.value == 0.0 for i in INFORMATION)
+    assert metrics.excess_contrast([(1.0, script["private"]), (-1.0, separate["private"])]).p < 0.001  # one author vs two
+    assert abs(author.estimate.value) < 0.1 and author.p > 0.05 and author.contrary_p > 0.05
+    informed, agents = gained(told_both)
+    assert agents["common"].observed == 1.0 and agents["common"].excess.low > 0.3
+    assert informed.estimate.value > 0.3 and informed.p < 0.001 and informed.contrary_p > 0.99
+    shared, agents = gained(shared_label_when_told_both)
+    assert agents["common"].observed == 1.0 and agents["common"].excess.value == 0.0
+    assert abs(shared.estimate.value) < 0.1 and shared.p > 0.05
+    raw = {i: [sum(r["coordinated"] for r in o["rounds"]) / 10 for o in outcomes]
+           for i, outcomes in ((i, [play_trial(AgentCoordinationGame(1, information=i), Writer(shared_label_when_told_both), t, seed=0,
+                                               temperature=0.7).outcome for t in range(30)]) for i in INFORMATION)}  # fmt: skip
+    assert stats.mean(raw["common"]).value - stats.mean(raw["private"]).value == 0.5  # the rates' reading: a gain it is not
+
+
+def test_the_contrast_of_excesses_judges_cells_by_their_own_resamples():
+    """A signed sum of cells' excesses takes each cell's own resampled games: no difference between a
+    cell and itself re-seeded is shown, a cell whose pairs read each other leads a shared habit (and
+    the contrary is not shown), two habits differ by nothing with no spread (p 1 both ways), and a
+    cell with nothing to pair gives no contrast at all."""
+    reading = excess(AgentCoordinationGame(0), Writer(follows_y(3)), seed=3)
+    habit = excess(AgentCoordinationGame(0), Writer(always("A")), seed=4)
+    lead = metrics.excess_contrast([(1.0, reading), (-1.0, habit)])
+    assert lead.estimate.value == reading.excess.value and lead.estimate.low > 0.2 and lead.p < 0.001 and lead.contrary_p > 0.99
+    again = metrics.excess_contrast([(1.0, reading), (-1.0, excess(AgentCoordinationGame(0), Writer(follows_y(3)), seed=5))])
+    assert again.estimate.value == 0.0 and again.estimate.low < 0 < again.estimate.high and again.p > 0.05
+    still = metrics.excess_contrast([(1.0, habit), (-1.0, excess(AgentCoordinationGame(0), Writer(always("B")), seed=6))])
+    assert (still.estimate.value, still.p, still.contrary_p) == (0.0, 1.0, 1.0)  # no difference and no spread
+    alone = metrics.coordination_excess([["A"]], [["A"]], seed=0)
+    assert math.isnan(metrics.excess_contrast([(1.0, alone), (-1.0, habit)]).estimate.value)
 
 
 # -- the commons ------------------------------------------------------------------------------------
