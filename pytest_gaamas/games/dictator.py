@@ -74,12 +74,13 @@ def split_framings(verb: str, other: str) -> tuple[Framing, Framing]:
     """The dollars kept, and the dollars ``other`` gets, asked in the same words in another order: a
     habit keyed to any word of the question (a rule that says little wherever it reads "give") is on
     in both framings or in neither, so it keeps c in one and 100 - c in the other, $50 on average,
-    where a question worded for its framing alone let it keep everything in both."""
+    where a question worded for its framing alone let it keep everything in both. "Any number of
+    dollars from 0 to 100", not "some": neither end of the range is ruled out by the words."""
     return (
-        Framing("keep", f"You keep some dollars and {verb} the rest to {other}: how many dollars do you keep?{ANSWER_IN_DOLLARS}",
-                keeps=True),
-        Framing(verb, f"You {verb} some dollars to {other} and keep the rest: how many dollars do you {verb}?{ANSWER_IN_DOLLARS}",
-                keeps=False),
+        Framing("keep", f"You keep any number of dollars from 0 to {PIE} and {verb} the rest to {other}: how many dollars do you "
+                f"keep?{ANSWER_IN_DOLLARS}", keeps=True),
+        Framing(verb, f"You {verb} any number of dollars from 0 to {PIE} to {other} and keep the rest: how many dollars do you "
+                f"{verb}?{ANSWER_IN_DOLLARS}", keeps=False),
     )  # fmt: skip
 
 
@@ -441,7 +442,8 @@ def threshold_framing(name: str, asked: str, other: str, counts_the_offer: bool)
     same words: a habit keyed to a word ("smallest", "least") is on in both or in neither, a threshold
     of c in one framing and of 100 - c in the other, where a question worded for its framing alone let
     it name a threshold of $0 in both."""
-    return ThresholdFraming(name, f"that number is {asked}, and {PIE} minus it is {other}.",
+    return ThresholdFraming(name, f"that number is {asked}, and {PIE} minus it is {other}; you accept a split when the offer is at "
+                                  f"least {SMALLEST_OFFER}, and reject it otherwise.",
                             f"What is {asked}?{ANSWER_IN_WHOLE_DOLLARS}", counts_the_offer)
 
 
