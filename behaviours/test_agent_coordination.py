@@ -63,11 +63,14 @@ one-sided bootstrap test (Holm over the message counts). Raw coordination would 
 keyed to a word of the sentence that tells each agent the other's payoffs meet whenever told it
 (both name A), which a difference in differences of raw rates reads as what knowing the payoffs
 adds; a label they share meets shuffled pairs as often, and scores nothing. What it can show is a
-convention that knowing the payoffs makes and that changes with the game: meeting at the favourite
-of whoever opens the talk, which changes from game to game outside the presentations the pairs are
-shuffled within. Without talk no convention the payoffs make changes with the game (Y prefers A in
-every game, so the meeting both payoffs point to is always A): there the claim asks whether the
-script's own excess changes with the condition. It holds the writer, the rule and the prompts'
+convention that changes with the game: meeting at the favourite of whoever opens the talk (who
+changes from game to game outside the presentations the pairs are shuffled within), or one read
+from the first rounds' history. What it cannot show is a convention the same in every game, such
+as alternating A, B, A, ... from round 1, which knowing both (mirrored) payoffs invites: it meets
+shuffled pairs as often as a shared label does. Y prefers A in every game, so such a convention
+cannot be told from a habit here; counterbalancing which player prefers which label from game to
+game would tell them apart, and needs the cells recorded again. Read "not shown" as no evidence
+either way, not as no gain. It holds the writer, the rule and the prompts'
 frame fixed up to the one thing that differs, but the script's own prompt differs between the two
 conditions too (payoffs marked private or known to both): the difference in differences measures
 the information condition's effect on the gap, not a script that does not see the other side.

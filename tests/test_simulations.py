@@ -420,6 +420,33 @@ def test_one_author_overstates_success_without_omniscience_and_the_difference_in
     assert stats.mean(raw["common"]).value - stats.mean(raw["private"]).value == 0.5  # the rates' reading: a gain it is not
 
 
+def alternates_when_told_both(decision):
+    """Told the other's payoffs, both take turns from Y's favourite, A, B, A, ...: the convention the
+    mirrored payoffs invite, the same in every game; else ``half``."""
+    if decision.situation["phase"] == "round" and "Both of you know all these payoffs" in decision.messages[0]["content"]:
+        move = "AB"[decision.situation["round"] % 2]
+        return answers.dump({"prediction": move, "move": move})
+    return half(decision)
+
+
+def test_a_convention_the_same_in_every_game_is_what_the_excess_cannot_see():
+    """The price of judging omniscience beyond habits: agents that alternate from A when told both
+    payoffs meet every round, and so do shuffled pairs, so the excess reads no gain where the raw
+    rates read 0.5. Y prefers A in every game; while it does, such a convention is a habit to this
+    design, and "not shown" is no evidence either way."""
+    script = {i: excess(AgentCoordinationGame(1, simulation="script", information=i), ReferenceAgent("rational"), seed)
+              for seed, i in enumerate(INFORMATION)}  # fmt: skip
+    agents = {i: excess(AgentCoordinationGame(1, information=i), Writer(alternates_when_told_both), seed)
+              for seed, i in enumerate(INFORMATION, start=2)}  # fmt: skip
+    assert agents["common"].observed == agents["common"].baseline == 1.0
+    gained = metrics.excess_contrast([(1.0, script["private"]), (-1.0, agents["private"]), (-1.0, script["common"]), (1.0, agents["common"])])
+    assert abs(gained.estimate.value) < 0.1 and gained.p > 0.05
+    raw = {i: stats.mean([sum(r["coordinated"] for r in o["rounds"]) / 10 for o in
+                          (play_trial(AgentCoordinationGame(1, information=i), Writer(alternates_when_told_both), t, seed=0,
+                                      temperature=0.7).outcome for t in range(30))]).value for i in INFORMATION}  # fmt: skip
+    assert raw["common"] - raw["private"] == 0.5
+
+
 def test_the_contrast_of_excesses_judges_cells_by_their_own_resamples():
     """A signed sum of cells' excesses takes each cell's own resampled games: no difference between a
     cell and itself re-seeded is shown, a cell whose pairs read each other leads a shared habit (and
