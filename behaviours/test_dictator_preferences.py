@@ -9,8 +9,9 @@ being."), and the temperature: 0.7, the seed's setting, and a sweep 0.0, 0.35, 1
 Protocol: 30 trials per row, one request each; an answer outside $0-$100 or not JSON is invalid.
 The question is counterbalanced (pytest_gaamas.counterbalance): even trials ask what the model keeps,
 odd trials what it gives, so that an answer at one end of the range, or its middle, is no preference;
-the two questions hold the same words in another order, with one answer field ("You keep some
-dollars and give the rest ...: how many dollars do you keep?" and its mirror), so that a habit keyed
+the two questions hold the same words in another order, with one answer field ("You keep any
+number of dollars from 0 to 100 and give the rest ...: how many dollars do you keep?" and its
+mirror), so that a habit keyed
 to a word ("give") is on in both or in neither and keeps $50 on average; each pair of trials is told
 the rules in a wording of its own, so that the 30 trials are 30 prompts.
 Strategy (the `strategy` rows): the model writes `my_share(pie) -> float` once per row; the

@@ -28,9 +28,9 @@ asked as the smallest offer accepted in even trials and as the most the proposer
 ones, with the same numbers in the same places, so that an answer given without reading the question
 (a constant, an end of the range, a number the prompt names) is a threshold of c and of 100 - c in
 turn: $50 on average, two spikes. Each question and its mirror hold the same words in another order,
-with one answer field ("You keep some dollars and offer the rest to the responder: how many dollars
-do you keep?"; "that number is the smallest offer you accept, and 100 minus it is the most the
-proposer may keep"), so that a habit keyed to a word ("offer", "smallest") is on in both framings or
+with one answer field ("You keep any number of dollars from 0 to 100 and offer the rest to the
+responder: how many dollars do you keep?"; "that number is the smallest offer you accept, and 100
+minus it is the most the proposer may keep", the rule that follows the same in both), so that a habit keyed to a word ("offer", "smallest") is on in both framings or
 in neither. Each pair of trials is told the rules in a wording of its own, so that a role's 30
 trials are 30 prompts.
 Verdict: the proposer's is met when the lower 95% bound of the mean share kept is above
