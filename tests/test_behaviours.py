@@ -1,7 +1,6 @@
 """The behaviours, tested as instruments: the reference agents land where theory says, and the
 recorded SmolLM2 runs replay offline into every table."""
 
-import collections
 from functools import cache
 from pathlib import Path
 
@@ -160,13 +159,16 @@ def test_the_reference_agents_write_valid_strategies_for_every_game_the_seed_ask
 
 
 #: How often 30 of people's own choices are judged faithful to people's, by kind of cell: measured over
-#: 1,000 samples (200 for the CCEI) by fidelity.judged, the table of docs/statistics.md.
+#: 1,000 samples (200 for the CCEI) by fidelity.judged (python -m pytest_gaamas.fidelity, the table of docs/statistics.md).
 FAITHFUL_TO_PEOPLE = {
     "dictator": (lambda test_id: "::test_dictator_fidelity[" in test_id, 0.924),
     "ultimatum proposer": (lambda test_id: "::test_ultimatum_fidelity[" in test_id and "-proposer-" in test_id, 0.927),
     "ultimatum threshold": (lambda test_id: "::test_ultimatum_fidelity[" in test_id and "-responder threshold-" in test_id, 0.747),
     "portfolio": (lambda test_id: "::test_garp_fidelity[" in test_id, 0.940),
 }
+#: How often 30 of people's own choices are flagged plausible in aggregate and unfaithful in person: at
+#: most 4.1% of samples of any kind (the same table).
+FLAGGED_IN_PEOPLE = 0.041
 
 
 def test_the_human_agent_replays_people_where_there_are_data(workspace):
@@ -176,16 +178,15 @@ def test_the_human_agent_replays_people_where_there_are_data(workspace):
     assert dictator and all(60 <= s["score"] <= 90 for s in dictator)  # MobLab dictators keep $74 on average
     fidelity = [s for s in document["scores"] if "_fidelity[" in s["test_id"]]
     assert {s["behaviour"] for s in fidelity} == {"garp_consistency", "dictator_preferences", "ultimatum"}
-    # 30 choices drawn from people's are faithful to people as often as the test's power allows, no more:
-    # each kind of cell may miss by chance at its measured rate, and no more often than that.
-    missed = collections.Counter()
-    for score in fidelity:
-        kind = next(k for k, (applies, _) in FAITHFUL_TO_PEOPLE.items() if applies(score["test_id"]))
-        faithful = score["passed"] and score["details"]["levels"] == "faithful at both levels"
-        missed[kind] += not faithful
-    for kind, (applies, rate) in FAITHFUL_TO_PEOPLE.items():
-        cells = sum(applies(s["test_id"]) for s in fidelity)
-        assert cells and missed[kind] <= scipy.stats.binom.ppf(0.999, cells, 1 - rate), (kind, missed[kind], cells)
+    # 30 choices drawn from people's are faithful to people as often as the test's power allows: a cell
+    # may miss by chance at its kind's measured rate, and the misses over all the cells stay within the
+    # binomial bound of those rates pooled; the paradox's flag, within its own.
+    kinds = [next(kind for kind, (applies, _) in FAITHFUL_TO_PEOPLE.items() if applies(s["test_id"])) for s in fidelity]
+    missed = [s["test_id"] for s in fidelity if not (s["passed"] and s["details"]["levels"] == "faithful at both levels")]
+    flagged = [s["test_id"] for s in fidelity if s["details"]["paradox"]]
+    miss_rate = sum(1 - FAITHFUL_TO_PEOPLE[kind][1] for kind in kinds) / len(kinds)
+    assert len(missed) <= scipy.stats.binom.ppf(0.999, len(kinds), miss_rate), missed
+    assert len(flagged) <= scipy.stats.binom.ppf(0.999, len(kinds), FLAGGED_IN_PEOPLE), flagged
 
 
 def test_people_s_average_every_time_is_plausible_in_aggregate_and_unfaithful_in_person(workspace):

@@ -15,6 +15,7 @@ kind of rule at both ends, coins of three biases, and a rule for options paired 
 numbers. Its cost: one run of the suite, about 7 s of CPU an agent.
 """
 
+import collections
 import json
 import random
 import re
@@ -158,11 +159,12 @@ def met(played: dict[str, dict[str, bool]]) -> dict[str, list[str]]:
 
 #: An agent that draws its answers (a coin, or a hash of the wording, which draws a new answer for each
 #: prompt) sits at the null of the criteria judged at a blind agent's null (verdicts.BLIND_NULLS), and
-#: meets one by chance at that family's level, 0.05 / 14 a cell
-#: (test_a_drawn_threshold_is_judged_faithful_by_chance_at_the_level). Such meetings are excused up
-#: to the binomial bound of the draws played (its 99.9% quantile); a rule that draws nothing is never
-#: excused, and a defect shows as more meetings than chance gives (a rule meets a behaviour's cells
-#: together; the salts of a hash meet alike).
+#: meets one by chance at that family's level, 0.05 / 14 a cell at most
+#: (test_a_drawn_threshold_is_judged_faithful_by_chance_at_the_level). Such meetings are excused as
+#: chance while they look like chance: in each behaviour no more than the binomial bound (99.9%) of
+#: the draws played there, and never two in one cell. A rule that draws nothing is never excused, and
+#: a defect shows as more than that: a hash whose prompts repeat turns constant and meets a
+#: behaviour's cells together, and draws that share a cue meet one cell together.
 DRAWS = re.compile(r"^blind-(?:coin-[\d.]+|hash-\d+(?:-last)?)$")
 AT_A_BLIND_NULL = "a blind agent sits at this criterion's null"
 LEVEL_AT_A_BLIND_NULL = ALPHA / len(BLIND_NULLS)
@@ -171,6 +173,10 @@ LEVEL_AT_A_BLIND_NULL = ALPHA / len(BLIND_NULLS)
 def cell(test_id: str, model: str) -> str:
     """A test id without its model: the same cell, whichever agent played it."""
     return test_id.replace(f"[{slug(model)}-", "[", 1)
+
+
+def behaviour_of(test_id: str) -> str:
+    return test_id.split("::")[0]
 
 
 @pytest.fixture(scope="module")
@@ -186,32 +192,38 @@ def by_chance(agent: str, test_id: str, at_blind_nulls: set[str]) -> bool:
     return DRAWS.match(name) is not None and cell(test_id, f"reference:{name}") in at_blind_nulls
 
 
-def chance_bound(draws: int) -> int:
-    """The most meetings ``draws`` cells played at a blind null give by chance, at the family's level."""
-    return int(scipy.stats.binom.ppf(0.999, draws, LEVEL_AT_A_BLIND_NULL))
+def beyond_chance(meetings: list[tuple[str, str]], draws_per_cell: int, at_blind_nulls: set[str]) -> list[str]:
+    """What in ``meetings`` (agent, test id: a draw's meeting at a blind null, one for each draw that
+    met) is more than chance: a behaviour met more often than the binomial bound of its cells times
+    ``draws_per_cell`` at the family's level, or a cell met twice. Empty when they look like chance."""
+    cells = [cell(test_id, "reference:" + agent.removeprefix("reference:")) for agent, test_id in meetings]
+    found = [f"{c}: met by {n} draws" for c, n in collections.Counter(cells).items() if n > 1]
+    for behaviour, n in collections.Counter(map(behaviour_of, cells)).items():
+        bound = int(scipy.stats.binom.ppf(0.999, draws_per_cell * sum(behaviour_of(c) == behaviour for c in at_blind_nulls), LEVEL_AT_A_BLIND_NULL))
+        if n > bound:
+            found.append(f"{behaviour}: {n} meetings by draws, where chance gives at most {bound}")
+    return found
 
 
 def test_no_blind_agent_meets_a_criterion_outside_the_exceptions_and_the_open_defects(played, at_blind_nulls):
     """Outside the exceptions and the open defects, a blind agent meets nothing, but for what a draw
-    meets by chance where the criterion is judged at a blind agent's null, within chance's bound."""
-    unexplained, chance = {}, {}
+    meets by chance where the criterion is judged at a blind agent's null, while it looks like chance."""
+    unexplained, chance = {}, []
     for agent, results in played.items():
         assert {test_id.split("/")[1].split(".py")[0].removeprefix("test_") for test_id in results} == set(BEHAVIOURS), agent
         found = [t for t in met(played)[agent] if explained(t, EXCEPTIONS) is None and explained(t, OPEN_DEFECTS) is None]
-        if drawn := [t for t in found if by_chance(agent, t, at_blind_nulls)]:
-            chance[agent] = drawn
-        if rest := sorted(set(found) - set(drawn)):
+        chance += [(agent, t) for t in found if by_chance(agent, t, at_blind_nulls)]
+        if rest := sorted(set(found) - {t for a, t in chance if a == agent}):
             unexplained[agent] = rest
     assert not unexplained, "blind agents meet criteria they cannot have:\n" + json.dumps(unexplained, indent=1)
-    draws = sum(DRAWS.match(agent) is not None for agent in played) * len(at_blind_nulls)
-    assert sum(map(len, chance.values())) <= chance_bound(draws), "more than chance at a blind null:\n" + json.dumps(chance, indent=1)
+    assert not beyond_chance(chance, sum(DRAWS.match(agent) is not None for agent in played), at_blind_nulls)
 
 
 def test_a_drawn_threshold_is_judged_faithful_by_chance_at_the_level():
     """The responder's thresholds, drawn by the wording's hash (a new draw each prompt, about uniform
     over the range, $15.7 from people's, at the tolerance), are judged faithful to people's at about
-    the family's level: 3 of 600 salts (whole and last message), where 0.05 / 14 is 2.1 of 600, and
-    salt 2 of the last message, which the panel plays, is one of the three."""
+    the family's level: 2 of 600 salts (whole and last message), where 0.05 / 14 is 2.1 of 600; with
+    the questions' earlier words, 3 of 600, one of them a salt the panel plays."""
     from pytest_gaamas import fidelity
     from pytest_gaamas.games.dictator import ThresholdGame
 
@@ -219,7 +231,7 @@ def test_a_drawn_threshold_is_judged_faithful_by_chance_at_the_level():
     faithful = [(salt, last) for salt in range(1, 301) for last in ("", "-last")
                 if str(fidelity.compare([play_trial(game, ReferenceAgent(f"blind-hash-{salt}{last}"), t, seed=0, temperature=0.7).outcome["smallest_accepted"]
                                      for t in range(30)], humans).verdict) == "faithful"]  # fmt: skip
-    assert (2, "-last") in faithful and len(faithful) <= 600 * 0.05 / 14 * 3, faithful
+    assert len(faithful) <= scipy.stats.binom.ppf(0.999, 600, LEVEL_AT_A_BLIND_NULL), faithful
 
 
 def test_every_exception_is_met_by_some_blind_agent(played):
