@@ -182,7 +182,7 @@ def test_the_human_agent_replays_people_where_there_are_data(workspace):
     # may miss by chance at its kind's measured rate, and the misses over all the cells stay within the
     # binomial bound of those rates pooled; the paradox's flag, within its own.
     kinds = [next(kind for kind, (applies, _) in FAITHFUL_TO_PEOPLE.items() if applies(s["test_id"])) for s in fidelity]
-    missed = [s["test_id"] for s in fidelity if not (s["passed"] and s["details"]["levels"] == "faithful at both levels")]
+    missed = [s["test_id"] for s in fidelity if not s["passed"]]  # the verdict, faithful in person, whose rate was measured
     flagged = [s["test_id"] for s in fidelity if s["details"]["paradox"]]
     miss_rate = sum(1 - FAITHFUL_TO_PEOPLE[kind][1] for kind in kinds) / len(kinds)
     assert len(missed) <= scipy.stats.binom.ppf(0.999, len(kinds), miss_rate), missed
