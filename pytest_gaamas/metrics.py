@@ -255,17 +255,12 @@ def excess_contrast(terms: Sequence[tuple[float, CoordinationExcess]], *, confid
     if not terms or any(math.isnan(excess.excess.value) for _, excess in terms):
         return Contrast(Estimate(math.nan, math.nan, math.nan, 0), math.nan, math.nan)
     value = float(sum(sign * excess.excess.value for sign, excess in terms))
-    resampled = sum(sign * excess.resampled for sign, excess in terms)
-    return _bootstrap_test(value, np.asarray(resampled)[~np.isnan(resampled)], sum(excess.excess.n for _, excess in terms), confidence)
-
-
-def _bootstrap_test(value: float, resampled: np.ndarray, n: int, confidence: float) -> Contrast:
-    """The estimate ``value`` with the interval of its ``resampled`` values, and the one-sided p-values
-    from their spread about it (Hall and Wilson's bootstrap test)."""
+    summed = sum(sign * excess.resampled for sign, excess in terms)
+    resampled = np.asarray(summed)[~np.isnan(summed)]
     low, high = np.quantile(resampled, [(1 - confidence) / 2, (1 + confidence) / 2])
     spread = resampled - value
     tolerance = 1e-12
     p = (1 + np.count_nonzero(spread >= value - tolerance)) / (len(resampled) + 1)
     contrary = (1 + np.count_nonzero(spread <= value + tolerance)) / (len(resampled) + 1)
-    estimate = Estimate(value, min(float(low), value), max(float(high), value), n, "mean")
+    estimate = Estimate(value, min(float(low), value), max(float(high), value), sum(excess.excess.n for _, excess in terms), "mean")
     return Contrast(estimate, float(p), float(contrary))

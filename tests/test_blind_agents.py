@@ -140,11 +140,16 @@ def explained(test_id: str, table: dict) -> str | None:
     return next((name for name, (applies, *_) in table.items() if applies(test_id)), None)
 
 
+def panel_run(shared_folder) -> dict:
+    """The panel's one run of the suite, played once for the whole test session."""
+    return run_behaviours_once(shared_folder, "blind-agents", *(f"--gaamas-model=reference:{a}" for a in PANEL))[1]
+
+
 @pytest.fixture(scope="module")
 def played(shared_folder) -> dict[str, dict[str, bool]]:
     """Every blind agent's verdicts, by agent: the panel in one run of the suite (models in one run
     are judged each as in a run of its own), and the three named ones from tests/test_behaviours.py's."""
-    document = run_behaviours_once(shared_folder, "blind-agents", *(f"--gaamas-model=reference:{a}" for a in PANEL))[1]
+    document = panel_run(shared_folder)
     runs = {agent: document for agent in PANEL} | {agent: reference_run(agent, shared_folder) for agent in NAMED}
     return {agent: verdicts(run, agent) for agent, run in runs.items()}
 
@@ -182,8 +187,7 @@ def behaviour_of(test_id: str) -> str:
 @pytest.fixture(scope="module")
 def at_blind_nulls(shared_folder) -> set[str]:
     """The cells whose criterion is judged at a blind agent's null, as the panel's scores say."""
-    document = run_behaviours_once(shared_folder, "blind-agents", *(f"--gaamas-model=reference:{a}" for a in PANEL))[1]
-    return {cell(s["test_id"], s["model"]) for s in document["scores"] if AT_A_BLIND_NULL in s["criterion"]}
+    return {cell(s["test_id"], s["model"]) for s in panel_run(shared_folder)["scores"] if AT_A_BLIND_NULL in s["criterion"]}
 
 
 def by_chance(agent: str, test_id: str, at_blind_nulls: set[str]) -> bool:
