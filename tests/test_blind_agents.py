@@ -113,27 +113,13 @@ WORD_AGENT_SCRIPT_CELL = re.compile(r"\[reference-blind-word-[a-z]+(?:-last)?-\d
 #: cell now asks each trial a prompt, or a game, of its own (tests/test_games.py), and the commons'
 #: lake test counts distinct prompts (tests/test_commons.py). Its kin, the last message alone
 #: (blind-hash-S-last), is closed in the two-agent game, which words every question per game as it
-#: words the rules (tests/test_games.py), and open in the commons. Closed with them: a split's
+#: words the rules (tests/test_games.py), and in the commons, where every question a villager is
+#: asked opens with its name and persona (the test of that below). Closed with them: a split's
 #: framing word (a habit keyed to "give" kept everything in both framings; the two questions now
 #: hold the same words, tests/test_games.py), and what omniscience adds read from raw coordination
 #: (two copies keyed to a word of the common-knowledge sentence met whenever told it; the claim now
 #: takes each cell's excess over shuffled pairs, tests/test_simulations.py).
-OPEN_DEFECTS: dict[str, tuple] = {
-    "last message: the commons' catch follows the lake": (
-        lambda test_id: "::test_commons_catch_follows_the_lake[" in test_id and last_message_agent(test_id),
-        "blind-hash-S-last answers from the last message alone: the round-one question is the same for every villager "
-        "of a scale (and in every cell with the same order of business), so the distinct prompts the lake test counts "
-        "as units are one draw a scale, and three draws in rising order (1 in 6) read as a catch that follows the lake "
-        "(13 of 40 salts)",
-        "word the round-one question per villager, as docs/behaviours.md says (counting its three questions as the "
-        "units would leave the test no power), and record the commons again",
-    ),
-}
-
-
-def last_message_agent(test_id: str) -> bool:
-    """The open defects excuse the agent that shows them, not any agent that meets the same criterion."""
-    return re.search(r"\[reference-blind-hash-\d+-last-", test_id) is not None
+OPEN_DEFECTS: dict[str, tuple] = {}
 
 
 def explained(test_id: str, table: dict) -> str | None:
@@ -497,17 +483,19 @@ def test_an_answer_the_last_message_fixes_ignores_every_message_before_it():
     assert len({c for c, _ in asked}) > 4 and len({a for _, a in asked}) > 25
 
 
-def test_the_last_message_defect_is_still_there():
-    """What OPEN_DEFECTS says of the last message, counted in the game itself, so that a fix shows
-    here even where no salt of the panel happens to meet the criterion: the commons asks every
-    villager of a scale the same round-one question. Once fixed, this fails: remove the entry."""
+def test_each_villager_is_asked_a_round_one_question_of_its_own():
+    """The commons' lake test counts a villager's name, persona and scale as one unit: its round-one
+    question, the last message alone, is then one prompt a unit, so an answer that message fixes is
+    one draw a unit, never one draw counted as several (it was one question a scale, and three draws
+    in rising order read as a catch that follows the lake in 13 of 40 salts)."""
     from pytest_gaamas.games.commons import Commons
 
-    game, questions, prompts = Commons(), set(), set()
+    game, asked = Commons(personas="mixed"), {}
     for trial in range(12):
         agent = Watching()
-        play_trial(game, agent, trial, seed=0, temperature=0.7)
-        first_asked = [decision.messages for decision in agent.seen[: game.villagers]]
-        questions.update(m[-1]["content"] for m in first_asked)
-        prompts.update("\n".join(x["content"] for x in m) for m in first_asked)
-    assert len(questions) == len(game.scales) and len(prompts) > 20
+        outcome = play_trial(game, agent, trial, seed=0, temperature=0.7).outcome
+        for decision in agent.seen[: game.villagers]:
+            name = decision.situation["me"]
+            asked.setdefault((name, outcome["personas"][name], game.scale_of(trial)), set()).add(decision.messages[-1]["content"])
+    assert all(len(questions) == 1 for questions in asked.values())
+    assert len({q for questions in asked.values() for q in questions}) == len(asked) == 2 * game.villagers * len(game.scales)

@@ -442,11 +442,12 @@ class Commons(_OmniscientScript, _ReferenceVillagers):
 
     def fingerprint(self) -> Mapping[str, Any]:
         # "scoring" 4: the lake's scale, the personas and the listing order counterbalanced across
-        # societies; journals of earlier outcomes are not resumed.
+        # societies; 5: every question a villager is asked opens with its name and persona. Journals
+        # of earlier outcomes are not resumed.
         fields = {k: v for k, v in vars(self).items()
                   if k != "reference_kinds" and not (k == "simulation" and v == "agents") and not (k == "scale" and v == 1.0)}  # fmt: skip
         script = {"script_prompt": SCRIPT_SYSTEM_PROMPT, "script_personas": SCRIPT_PERSONAS} if self.simulation == "script" else {}
-        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "vote_rule": VOTE_RULE, "scoring": 4, **script}
+        return {**fields, "prompt": SYSTEM_PROMPT, "personas_text": PERSONAS, "vote_rule": VOTE_RULE, "scoring": 5, **script}
 
     def system(self, index: int, society: int = 0) -> str:
         return SYSTEM_PROMPT.format(
@@ -596,7 +597,8 @@ class Commons(_OmniscientScript, _ReferenceVillagers):
         index = NAMES.index(name)
         remembered = "".join(memory[name][-MEMORY_ROUNDS:])
         text = (("What you remember of the last rounds:\n" + remembered if remembered else "")
-                + f"Round {round_number} of at most {self.rounds}. The lake holds {lake:g} fish. Your store: {stores[name]:g} fish.\n"
+                + f"{name}, round {round_number} of at most {self.rounds}. {PERSONAS[persona_of(self.personas, index, society)]} "
+                + f"The lake holds {lake:g} fish. Your store: {stores[name]:g} fish.\n"
                 + seen + question)  # fmt: skip
         schema, read = self._form(phase, options)
         # The cell's parameters are for reference and planted agents only: no prompt states them.
