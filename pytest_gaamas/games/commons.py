@@ -55,7 +55,9 @@ The choices, each an experimental economist's:
   catch, its memory of the last three rounds, and what is public (the lake, catches, punishments,
   departures, proposals, the cap, and the learning module's one strategy). No other villager's
   store, strategy or prompt ever enters it. Each request is one fresh prompt (system and user), not
-  a growing conversation: the memory stands in for it.
+  a growing conversation: the memory stands in for it. Its question opens with the villager's name
+  and persona, so that no two villagers are asked one text (a model that heeds the question alone
+  would otherwise give every villager of a scale one answer, counted as many).
 - **Personas** (the starting point, the seed's): *selfish* ("you look after yourself first"),
   *altruistic* ("you care for the whole village"), or *mixed* (half each, alternating, and which
   villagers are selfish alternates between societies: Ana and Cleo in even ones, Ben and Dev in odd
