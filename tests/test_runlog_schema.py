@@ -18,8 +18,11 @@ def document(smollm2_replay) -> dict:
     """A real run log, cut to a few scores and plays (every field a run log holds is in it)."""
     document = json.loads(json.dumps(smollm2_replay.document))
     plays = dict(list(document["plays"].items())[:6])
+    # Kept whatever the plays' order (their keys are digests of the games): a strategy, and a trial
+    # of two rounds or more, which the damage below reaches into.
     strategy = next(key for key, play in document["plays"].items() if play.get("strategy"))
-    document["plays"] = {**plays, strategy: document["plays"][strategy]}
+    rounds, _ = _play(document)
+    document["plays"] = {**plays, strategy: document["plays"][strategy], rounds: document["plays"][rounds]}
     with_figures = [s for s in document["scores"] if s["figures"]][:3]
     document["scores"] = document["scores"][:5] + with_figures
     return document
