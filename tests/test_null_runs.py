@@ -89,12 +89,13 @@ def test_no_blind_agent_of_the_null_runs_meets_what_it_cannot_have(rates, at_bli
     for agent, runs in rates.met_in_runs.items():
         if agent == "reference:random":
             continue
+        name = agent.removeprefix("reference:")
         seeded = [set(unexplained(met)) for met in runs]
         drawn = [{t for t in met if by_chance(agent, t, at_blind_nulls)} for met in seeded]
         found[agent] = sorted(set().union(*seeded) - set().union(*drawn))
-        anew = agent.removeprefix("reference:").startswith("blind-coin-")
+        anew = name.startswith("blind-coin-")
         chance += [(agent, t) for met in (drawn if anew else [set().union(*drawn)]) for t in met]
-        draws += (len(runs) if anew else 1) if DRAWS.match(agent.removeprefix("reference:")) else 0
+        draws += (len(runs) if anew else 1) if DRAWS.match(name) else 0
     assert not any(found.values()), {agent: ids for agent, ids in found.items() if ids}
     assert not beyond_chance(chance, draws, at_blind_nulls)
 
