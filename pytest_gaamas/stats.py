@@ -95,6 +95,19 @@ def wilson(successes: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
     return Estimate(successes / n, low, high, n, "rate", (1.0,) * successes + (0.0,) * (n - successes), confidence)
 
 
+def clopper_pearson(successes: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
+    """A rate with its exact (Clopper-Pearson) interval: each end is the one-sided exact binomial
+    bound at (1 + ``confidence``) / 2, so a verdict reading one end is an exact one-sided test."""
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0, "rate")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie in [0, {n}], got {successes}")
+    tail = (1 - confidence) / 2
+    low = 0.0 if successes == 0 else float(_special.betaincinv(successes, n - successes + 1, tail))
+    high = 1.0 if successes == n else float(_special.betaincinv(successes + 1, n - successes, 1 - tail))
+    return Estimate(successes / n, low, high, n, "rate", (1.0,) * successes + (0.0,) * (n - successes), confidence)
+
+
 def _wilson_bounds(successes: int, n: int, confidence: float) -> tuple[float, float]:
     z = _z(confidence)
     rate = successes / n

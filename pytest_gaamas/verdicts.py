@@ -241,7 +241,7 @@ def at_least(estimate: Interval, threshold: float, *, chance: float | None = Non
     if not _measured(estimate):
         return MISSED
     _number(threshold)
-    return _judge(estimate, lambda i: (i.low >= threshold, i.high < threshold), chance, chance_margin, alpha)
+    return _judge(estimate, lambda i: (i.low >= threshold, i.high < threshold), chance, chance_margin, alpha, one_sided=True)
 
 
 def strictly_above(estimate: Interval, threshold: float, *, chance: float | None = None, chance_margin: float | None = None,
@@ -251,7 +251,7 @@ def strictly_above(estimate: Interval, threshold: float, *, chance: float | None
     if not _measured(estimate):
         return MISSED
     _number(threshold)
-    return _judge(estimate, lambda i: (i.low > threshold, i.high <= threshold), chance, chance_margin, alpha)
+    return _judge(estimate, lambda i: (i.low > threshold, i.high <= threshold), chance, chance_margin, alpha, one_sided=True)
 
 
 def at_most(estimate: Interval, ceiling: float, *, chance: float | None = None, chance_margin: float | None = None,
@@ -260,7 +260,7 @@ def at_most(estimate: Interval, ceiling: float, *, chance: float | None = None, 
     if not _measured(estimate):
         return MISSED
     _number(ceiling)
-    return _judge(estimate, lambda i: (i.high <= ceiling, i.low > ceiling), chance, chance_margin, alpha)
+    return _judge(estimate, lambda i: (i.high <= ceiling, i.low > ceiling), chance, chance_margin, alpha, one_sided=True)
 
 
 def inside(estimate: Interval, low: float, high: float, *, chance: float | None = None, chance_margin: float | None = None,
@@ -311,21 +311,27 @@ def _chance_interval(estimate: Interval, chance: float, margin: float | None, al
 
 def _judge(
     estimate: Interval, shown: Callable[[Any], tuple[bool, bool]], chance: float | None, chance_margin: float | None, alpha: float = ALPHA,
+    *, one_sided: bool = False,
 ) -> Verdict:  # fmt: skip
     """The verdict of a criterion whose (met, missed) ``shown`` reads off an interval: decided on the
     interval at its table's level (``alpha`` over the table's size), then at chance before missed or
-    inconclusive (never before met). Kept in the table family, where there is one, for the score to
-    say what it was decided on."""
+    inconclusive (never before met), itself tested at the table's level. Kept in the table family,
+    where there is one, for the score to say what it was decided on.
+
+    A one-sided criterion (a bound against a threshold) reads one end of the interval: each end is
+    a one-sided bound at the table's level, so the interval is the two-sided one of twice that error,
+    and a rate's is exact (Clopper-Pearson). Met and missed cannot both be wrong, so the chance of a
+    wrong direction stays at the level."""
     if not 0 < _number(alpha) <= ALPHA:
         raise ValueError(f"a criterion's level is above 0 and at most {ALPHA}, got {alpha!r}")
     family = _table.get()
     size = 1 if family is None else family.size
-    confidence, interval = _at_table_level(estimate, size * ALPHA / alpha)
+    confidence, interval = _at_table_level(estimate, size * ALPHA / alpha, one_sided=one_sided)
     met, missed = shown(interval)
     shown_at_chance = None
     if met:
         verdict = MET
-    elif chance is not None and (tested := _chance_interval(estimate, chance, chance_margin))[0]:
+    elif chance is not None and (tested := _chance_interval(estimate, chance, chance_margin, ALPHA / size))[0]:
         verdict = AT_CHANCE
         shown_at_chance = (chance, *tested[1:])
     else:
@@ -335,19 +341,33 @@ def _judge(
     return verdict
 
 
-def _at_table_level(estimate: Interval, size: float) -> tuple[float, Interval]:
+def _at_table_level(estimate: Interval, size: float, *, one_sided: bool = False) -> tuple[float, Interval]:
     """The confidence and the interval of ``estimate`` widened to its table's level: the error the
     estimate's own confidence allows (0.05 at 95%, 0.10 for an equivalence's 90%) divided by the
-    table's size (times ALPHA over the criterion's level, for a family at a blind agent's null). As
-    given in a table of one cell, and where nothing can compute it again."""
+    table's size (times ALPHA over the criterion's level, for a family at a blind agent's null),
+    and doubled where the criterion reads one end (each end then a one-sided bound at that error).
+    As given in a two-sided table of one cell, and where nothing can compute it again."""
     own = getattr(estimate, "confidence", 1 - ALPHA)
-    if size <= 1:
+    if size <= 1 and not one_sided:
         return own, estimate
-    confidence = 1 - (1 - own) / size
-    adjusted = _recomputed(estimate, confidence)
+    confidence = 1 - (1 - own) * (2 if one_sided else 1) / size
+    adjusted = _exact_rate(estimate, confidence) if one_sided else None
+    adjusted = adjusted or _recomputed(estimate, confidence)
     if adjusted is None or not _measured(adjusted):
         return own, estimate
     return confidence, adjusted
+
+
+def _exact_rate(estimate: Interval, confidence: float) -> Interval | None:
+    """A rate's exact (Clopper-Pearson) interval at ``confidence``, from its 0/1 sample; None for
+    anything else."""
+    sample = getattr(estimate, "sample", ())
+    if getattr(estimate, "kind", None) != "rate" or estimate.n <= 0 or len(sample) != estimate.n:
+        return None
+    from .stats import clopper_pearson  # stats imports numpy and scipy; the verdicts themselves need neither
+
+    exact: Any = clopper_pearson(round(sum(sample)), estimate.n, confidence)  # a stats.Estimate, read as an Interval
+    return exact
 
 
 def _recomputed(estimate: Interval, confidence: float) -> Interval | None:

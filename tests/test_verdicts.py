@@ -265,10 +265,11 @@ def test_a_table_family_judges_on_the_adjusted_interval_and_keeps_it():
     perfect = stats.wilson(30, 30)
     with verdicts.table_family(36) as family:
         assert verdicts.at_least(perfect, 0.5) is MET
-        assert verdicts.at_least(stats.wilson(21, 30), 0.5) is INCONCLUSIVE  # met alone: [0.52, 0.83]
+        assert verdicts.at_least(stats.wilson(21, 30), 0.5) is INCONCLUSIVE  # met alone: exact one-sided bound 0.53
     judged = family.judgement(perfect)
-    assert judged.family_size == 36 and judged.confidence == pytest.approx(1 - 0.05 / 36)
-    assert judged.adjusted.low == pytest.approx(0.7459, abs=1e-4) and judged.as_json()["family"] == 36
+    # One end read: the two-sided interval of twice the error, each end an exact one-sided bound at 0.05 / 36.
+    assert judged.family_size == 36 and judged.confidence == pytest.approx(1 - 2 * 0.05 / 36)
+    assert judged.adjusted.low == pytest.approx((0.05 / 36) ** (1 / 30), abs=1e-9) and judged.as_json()["family"] == 36
     assert verdicts.at_least(stats.wilson(21, 30), 0.5) is MET and verdicts.current_table() is None  # outside the table, as before
     # An equivalence's 90% interval (two one-sided tests) is widened to 1 - 0.10 / 12.
     difference = stats.rate_difference(60, 120, 62, 120, confidence=0.9)

@@ -21,7 +21,7 @@ def test_each_family_at_a_blind_null_gets_an_equal_share_of_alpha_and_says_so():
 
 def test_a_criterion_at_a_blind_null_is_judged_at_its_share_inside_its_table():
     """23 of 30 meets "the lower bound >= 0.5" in a table of 6 cells at 5%, not at the share of 5%
-    (the interval at 1 - 0.05 / (6 x the number of families)); 30 of 30 meets it still."""
+    (the exact one-sided bound at 0.05 / (6 x the number of families)); 30 of 30 meets it still."""
     alpha = verdicts.blind_null("first-order rationality")
     with verdicts.table_family(6) as family:
         assert verdicts.at_least(stats.wilson(23, 30), 0.5) is MET
@@ -29,9 +29,9 @@ def test_a_criterion_at_a_blind_null_is_judged_at_its_share_inside_its_table():
         perfect = stats.wilson(30, 30)
         assert verdicts.at_least(perfect, 0.5, alpha=alpha) is MET
     judged = family.judgement(perfect)
-    assert judged.confidence == pytest.approx(1 - alpha / 6) and judged.family_size == 6
+    assert judged.confidence == pytest.approx(1 - 2 * alpha / 6) and judged.family_size == 6
     # outside a table, the share alone; a level above ALPHA is no correction, and is refused
-    assert verdicts.at_least(stats.wilson(21, 30), 0.5) is MET and verdicts.at_least(stats.wilson(21, 30), 0.5, alpha=alpha) is INCONCLUSIVE
+    assert verdicts.at_least(stats.wilson(20, 30), 0.5) is MET and verdicts.at_least(stats.wilson(20, 30), 0.5, alpha=alpha) is INCONCLUSIVE
     with pytest.raises(ValueError, match="at most 0.05"):
         verdicts.at_least(perfect, 0.5, alpha=0.1)
 
@@ -59,12 +59,12 @@ def test_a_coin_meets_something_in_at_most_one_suite_in_20_once_the_families_sha
 
 
 def test_what_the_share_costs_an_agent_that_reads_the_game():
-    """The heads of 30 needed to show "the lower bound >= 0.5": 23 at 5% in a table of 6 cells, 25 at
-    the share; 24 in a table of 36, 26 at the share (docs/statistics.md says these)."""
+    """The heads of 30 needed to show "the lower bound >= 0.5", an exact one-sided test: 22 at 5% in a
+    table of 6 cells, 25 at the share; 24 in a table of 36, 26 at the share (docs/statistics.md says these)."""
     alpha = verdicts.blind_null("second-order rationality")
 
     def needed(cells: int, level: float) -> int:
         with verdicts.table_family(cells):
             return min(k for k in range(31) if verdicts.at_least(stats.wilson(k, 30), 0.5, alpha=level) is MET)
 
-    assert (needed(6, verdicts.ALPHA), needed(6, alpha), needed(36, verdicts.ALPHA), needed(36, alpha)) == (23, 25, 24, 26)
+    assert (needed(6, verdicts.ALPHA), needed(6, alpha), needed(36, verdicts.ALPHA), needed(36, alpha)) == (22, 25, 24, 26)
