@@ -53,10 +53,11 @@ omniscient script overstates success": its societies outlive the agents' (log-ra
 p < 0.05), reported whichever way it comes out. The group's outcome beside the villagers' own
 choices: survival against the distribution of each villager's catch relative to its equal share.
 Seed 000's paradox where cooperation happens: in each mixed cell, do the selfish villagers ask more
-of the lake than the altruistic ones of the same society (catch over equal share, a sign-flip
-permutation test over the societies, one-sided, Holm over the mixed cells of a simulation, at 0.05 / 14
-as one of verdicts.BLIND_NULLS; the two
-personas compared within each round, where they share the lake)? A cell whose societies
+of the lake than the altruistic ones of the same society (a villager's mean catch over its equal
+share, one value a villager, whose persona was assigned; a permutation test exchanging the personas
+among each society's villagers, one-sided, Holm over the mixed cells of a simulation, at 0.05 / 14
+as one of verdicts.BLIND_NULLS: ten societies of four give labellings enough to decide, where a
+sign-flip over ten societies could never go below 1/1024)? A cell whose societies
 survive (its survival criterion met) while that fidelity is not shown is flagged "collective
 cooperation without individual fidelity".
 """
@@ -76,7 +77,7 @@ from pytest_gaamas.games.commons import (
     Commons,
     adoptions,
     first_amounts,
-    persona_catches,
+    villager_catches,
 )
 from pytest_gaamas.report import NO_VALUE, cell, p_stated, p_value_text
 
@@ -380,12 +381,15 @@ MIXED = tuple(run for run in RUNS if run[1] == "mixed")
 
 
 def fidelity_test(gaamas, cell, simulation):
-    """The societies of a mixed cell where both personas asked: their selfish and altruistic catches,
-    and the paired one-sided p that the selfish ask more (and that they ask less, the contrary)."""
+    """The societies of a mixed cell where both personas asked: their selfish and altruistic villagers'
+    catches (a villager's mean), how many societies, and the one-sided p that the selfish ask more
+    (and that they ask less, the contrary), personas exchanged among each society's villagers."""
     _, records = societies(gaamas, *cell, simulation)
-    pairs = [c for c in (persona_catches(r.outcome) for r in records) if {"selfish", "altruistic"} <= c.keys()]
-    selfish, altruistic = [c["selfish"] for c in pairs], [c["altruistic"] for c in pairs]
-    return [r.outcome for r in records], selfish, altruistic, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
+    both = [c for c in (villager_catches(r.outcome) for r in records) if {"selfish", "altruistic"} <= c.keys()]
+    strata = [(c["selfish"], c["altruistic"]) for c in both]
+    selfish, altruistic = [v for s, _ in strata for v in s], [v for _, a in strata for v in a]
+    greater, less = stats.exchanged_within_greater(strata), stats.exchanged_within_greater([(a, s) for s, a in strata])
+    return [r.outcome for r in records], selfish, altruistic, len(both), greater, less
 
 
 @pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), MIXED)
@@ -394,16 +398,17 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
     personas_claim = f"{PERSONAS_CLAIM} ({FAMILY_OF[simulation]})"
     claim = verdicts.family({member: (p, contrary) for member, (*_, p, contrary) in tests.items()},
                             verdicts.blind_null(personas_claim))[(environment, personas, ablation, simulation)]  # fmt: skip
-    outcomes, selfish, altruistic, p, _ = tests[(environment, personas, ablation, simulation)]
+    outcomes, selfish, altruistic, both, p, _ = tests[(environment, personas, ablation, simulation)]
     survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
     cooperates = verdicts.at_least(survival, gaamas.threshold("min_survival", MIN_SURVIVAL)) is verdicts.MET
     flag = PARADOX if cooperates and claim.verdict is not verdicts.MET else ""
     difference = stats.mean_difference(selfish, altruistic)
     label = f"{environment} lake, {ablation}" + series(simulation, ", ")
     gaamas.score(
-        table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=len(outcomes) - len(selfish), n=len(outcomes),
+        table=PARADOX_TABLE, metric="selfish - altruistic catch / equal share", estimate=difference, invalid=len(outcomes) - both, n=len(outcomes),
         verdict=claim.verdict, columns=PARADOX_COLUMNS, worse="down", unit="",
-        criterion=f"in the same society the selfish villagers ask more than the altruistic: sign-flip permutation test over the societies, "
+        criterion=f"in the same society the selfish villagers ask more than the altruistic: permutation test of a villager's mean catch, "
+                  "personas exchanged among each society's villagers, "
                   f"one-sided p < {verdicts.blind_null(personas_claim):.3g} after Holm's correction over the {len(tests)} mixed cells of {FAMILY_OF[simulation]} "
                   f"and their contraries ({verdicts.blind_null_words(personas_claim)}); contradicted where they ask less "
                   "as significantly",
@@ -411,7 +416,7 @@ def test_commons_paradox(gaamas, environment, personas, ablation, simulation):
                PARADOX_COLUMNS[3]: cell(difference), PARADOX_COLUMNS[4]: p_value_text(p), "p (Holm)": p_value_text(claim.p_adjusted), "flag": flag},
         row={"cell": label}, row_rank=rank(environment, personas, ablation, simulation), verdict_label=flag or SUPPORT[claim.verdict],
         details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size,
-                 "flag": flag, "societies_with_both_personas": len(selfish)},
+                 "flag": flag, "societies_with_both_personas": both},
     )  # fmt: skip
     gaamas.verdict(claim.verdict, f"{label}: selfish villagers ask {cell(stats.mean(selfish))} of an equal share, altruistic ones "
                                   f"{cell(stats.mean(altruistic))} ({p_stated(p)}, {p_value_text(claim.p_adjusted)} after Holm over "

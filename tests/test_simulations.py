@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_gaamas import answers, metrics, stats
+from pytest_gaamas import answers, metrics, stats, verdicts
 from pytest_gaamas.games import bos_agents
 from pytest_gaamas.games.bos_agents import FAVOURITE, INFORMATION, PLAYERS, AgentCoordinationGame, reveals_preference
-from pytest_gaamas.games.commons import NAMES, NOBODY, PERSONAS, Commons, persona_catches
+from pytest_gaamas.games.commons import NAMES, NOBODY, PERSONAS, Commons, villager_catches
 from pytest_gaamas.models.reference import ReferenceAgent
 from pytest_gaamas.play import play_trial
 
@@ -555,21 +555,28 @@ def persona_villager(selfish: float, altruistic: float):
 
 def fidelity(agent) -> tuple[float, float, float]:
     """Over 10 societies of the harsh lake with mixed personas: the share that survive, and the
-    paired one-sided p that the selfish ask more than the altruistic (and that they ask less)."""
+    one-sided p that the selfish villagers ask more than the altruistic (and that they ask less),
+    personas exchanged among each society's villagers, as the commons' paradox tests it."""
     outcomes = [play_trial(Commons(), agent, t, seed=0, temperature=0.7).outcome for t in range(10)]
-    pairs = [persona_catches(o) for o in outcomes]
-    selfish, altruistic = [c["selfish"] for c in pairs], [c["altruistic"] for c in pairs]
-    return sum(o["survived"] for o in outcomes) / 10, stats.paired_greater(selfish, altruistic), stats.paired_greater(altruistic, selfish)
+    strata = [(c["selfish"], c["altruistic"]) for c in map(villager_catches, outcomes)]
+    greater, less = stats.exchanged_within_greater(strata), stats.exchanged_within_greater([(a, s) for s, a in strata])
+    return sum(o["survived"] for o in outcomes) / 10, greater, less
+
+
+#: The strictest step of the paradox's Holm family: its level (a blind agent's null, 0.05 / 14) over the
+#: 7 mixed cells of the separate villagers and their contraries.
+PARADOX_FIRST_STEP = verdicts.blind_null("the commons' selfish ask more (separate villagers)") / 14
 
 
 def test_the_paradox_tells_villagers_who_act_as_their_personas_from_a_society_that_survives_without_them():
     """Seed 000's paradox where cooperation happens: villagers that follow their personas show it
-    (p = 1/1024 over 10 societies, all one way); the sustainable villagers, who all take the same
-    share whatever they were told to be, keep every society alive with no fidelity at all, which is
-    what the commons flags as collective cooperation without individual fidelity."""
+    beyond the strictest step of the family's Holm correction (a sign-flip over 10 societies, at
+    p >= 1/1024, never could); the sustainable villagers, who all take the same share whatever they
+    were told to be, keep every society alive with no fidelity at all, which is what the commons
+    flags as collective cooperation without individual fidelity."""
     _, faithful, contrary = fidelity(Writer(persona_villager(1.5, 0.5)))
-    assert faithful < 0.01 and contrary == 1.0
+    assert faithful < PARADOX_FIRST_STEP and contrary == 1.0
     survived, blind, blind_contrary = fidelity(ReferenceAgent("sustainable"))
     assert survived == 1.0 and blind == blind_contrary == 1.0
     _, against, reversed_contrary = fidelity(Writer(persona_villager(0.5, 1.5)))
-    assert against == 1.0 and reversed_contrary < 0.01  # the contrary shows: the selfish ask less
+    assert against == 1.0 and reversed_contrary < PARADOX_FIRST_STEP  # the contrary shows: the selfish ask less

@@ -538,3 +538,34 @@ def test_ordered_groups_greater_within_strata_is_exact_and_blind_to_what_sets_st
     perfect = [[[1.0] * 8, [2.0] * 6, [3.0] * 6], [[1.5] * 8, [2.5] * 6, [3.5] * 6]]
     assert ordered_groups_greater_within(perfect) == (1.0, pytest.approx(1 / (PERMUTATIONS + 1)))
     assert ordered_groups_greater_within([[[1.0], []], [[], [2.0]]]) == (pytest.approx(float("nan"), nan_ok=True), 1.0)
+
+
+def test_labels_exchanged_within_strata_match_every_labelling_tried_by_hand():
+    """exchanged_within_greater against brute force: every way to relabel each stratum, its sizes kept."""
+    import itertools as it
+
+    strata = [([3.0, 1.0], [2.0, 0.5]), ([1.0], [0.0, 2.0, 4.0]), ([2.5, 2.5], [2.5, 1.0])]
+
+    def statistic(labelled):
+        return sum(np.mean(a) - np.mean(b) for a, b in labelled)
+
+    observed = statistic(strata)
+    relabelled = []
+    for first, second in strata:
+        values, k = [*first, *second], len(first)
+        relabelled.append([([values[i] for i in chosen], [values[i] for i in range(len(values)) if i not in chosen])
+                           for chosen in it.combinations(range(len(values)), k)])  # fmt: skip
+    sums = [statistic(choice) for choice in it.product(*relabelled)]
+    expected = np.mean([s >= observed - 1e-9 for s in sums])
+    assert stats.exchanged_within_greater(strata) == pytest.approx(expected)
+    assert stats.exchanged_within_greater([]) == 1.0 and stats.exchanged_within_greater([([1.0, 2.0], [])]) == 1.0
+
+
+def test_ten_societies_of_four_can_show_what_a_sign_flip_over_ten_never_could():
+    """Ten societies whose two selfish villagers ask more than their two altruistic ones: 6^10 labellings,
+    drawn; the p reaches the smallest a draw can give, far below 1/1024, and the contrary is 1."""
+    strata = [([1.5, 1.6], [0.5, 0.4])] * 10
+    assert stats.exchanged_within_greater(strata) == pytest.approx(1 / (stats.EXCHANGE_DRAWS + 1))
+    assert stats.exchanged_within_greater([(b, a) for a, b in strata]) == 1.0
+    # No difference in persona: a p that is no evidence.
+    assert stats.exchanged_within_greater([([1.0, 1.0], [1.0, 1.0])] * 10) == 1.0

@@ -168,6 +168,22 @@ def persona_catches(outcome: Mapping[str, Any]) -> dict[str, float]:
     return {persona: sum(v) / len(v) for persona, v in by_persona.items()}
 
 
+def villager_catches(outcome: Mapping[str, Any]) -> dict[str, list[float]]:
+    """Each persona's villagers, each by its mean catch asked over its equal share (of what the lake
+    regrows) over the rounds it asked: one value a villager, the unit whose persona was assigned. An
+    unreadable catch is no ask; a villager that never asked has no value."""
+    asked: dict[str, list[float]] = {}
+    for r in outcome["rounds"]:
+        share = r["sustainable_total"] / len(r["alive"]) if r["alive"] else 0
+        for name, wanted in r["wanted"].items():
+            if share > 0 and name not in r.get("unreadable", ()):
+                asked.setdefault(name, []).append(wanted / share)
+    by_persona: dict[str, list[float]] = {}
+    for name, ratios in sorted(asked.items()):
+        by_persona.setdefault(outcome["personas"][name], []).append(sum(ratios) / len(ratios))
+    return by_persona
+
+
 def first_amounts(outcome: Mapping[str, Any]) -> dict[str, float]:
     """Each villager's first amount of fish named in a society, before it has heard from anyone: the
     cap it proposed where the village votes first, else the catch it asked for; an unreadable answer
