@@ -279,8 +279,6 @@ class BlindAgents(Mapping[str, str]):
 
 #: Agents that answer from the request's surface without reading the game.
 SHORTCUTS = BlindAgents()
-#: Every reference agent, with what it does: the scripted ones, then the blind ones.
-KINDS: Mapping[str, str] = ChainMap(SHORTCUTS, SCRIPTED)  # type: ignore[arg-type]  # read, never written
 
 
 def cell_seed(request: Request, cell: str | None = None) -> int:
@@ -290,6 +288,75 @@ def cell_seed(request: Request, cell: str | None = None) -> int:
     return play.cell_seed(request.seed, fingerprint(request.game.fingerprint()) if cell is None else cell, request.temperature)
 
 
+#: How a reader is spelt: ``reader-E``, E its error rate, from 0 to 1.
+READER_PREFIX = "reader-"
+_READER = re.compile(r"reader-(?P<error>0(?:\.\d+)?|1(?:\.0+)?)")
+#: What a reader plays when it reads right, where the game defines it: the commons' rational agent is the
+#: myopic tragedy, which no society survives, so there the villager that reads the game is the sustainable one.
+READS_AS = ("sustainable", "rational")
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A reader that errs: it reads the game and plays the answer theory gives (``READS_AS``) with
+    probability 1 - ``error``, and a uniformly random legal answer otherwise, drawn afresh for every
+    request. Where a criterion names a rational benchmark, ``reader-0`` must meet it, a 90% reader
+    nearly always, a 70% reader mostly: the positive controls beside the blind family. A strategy it
+    writes errs the same way, call by call (``strategy``)."""
+
+    error: float
+
+    @classmethod
+    def parse(cls, kind: str) -> Reader | None:
+        found = _READER.fullmatch(kind)
+        return None if found is None else cls(float(found["error"]))
+
+    @staticmethod
+    def right(kinds: Sequence[str]) -> str:
+        """The reference agent whose answer reads the game, of those a game defines."""
+        return next(kind for kind in READS_AS if kind in kinds)
+
+    def kind(self, kinds: Sequence[str], rng: random.Random) -> str:
+        """The agent this request is answered as: the right one, or by mistake the random one."""
+        return "random" if self.error > 0 and rng.random() < self.error else self.right(kinds)
+
+    def strategy(self, references: Mapping[str, str], function: str) -> str:
+        """A strategy that errs call by call: the rational function, except with probability ``error``
+        the random one, each as the game writes it, renamed apart."""
+        parts = [f"import random as _reader_coin\n\n{references['rational'].strip()}\n\n_reader_right = {function}\n",
+                 f"{references['random'].strip()}\n\n_reader_wrong = {function}\n"]
+        call = (f"def {function}(*arguments):\n"
+                f"    if _reader_coin.random() < {self.error!r}:\n        return _reader_wrong(*arguments)\n"
+                "    return _reader_right(*arguments)\n")
+        return "\n".join([*parts, call])
+
+
+class Readers(Mapping[str, str]):
+    """The readers that err, each with its description: every spelling ``Reader.parse`` reads, and
+    three iterated (0, 0.1 and 0.3, the rates the suite's sensitivity is stated at)."""
+
+    NAMED: ClassVar[tuple[str, ...]] = ("reader-0", "reader-0.1", "reader-0.3")
+
+    def __getitem__(self, kind: str) -> str:
+        reader = Reader.parse(kind) if isinstance(kind, str) else None
+        if reader is None:
+            raise KeyError(kind)
+        return (f"reads the game and errs: the answer theory gives (the rational one; the sustainable one in the commons) "
+                f"with probability {1 - reader.error:g}, else a uniformly random legal answer")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.NAMED)
+
+    def __len__(self) -> int:
+        return len(self.NAMED)
+
+
+#: The readers that err: the positive controls.
+READERS = Readers()
+#: Every reference agent, with what it does: the scripted ones, then the blind ones, then the readers.
+KINDS: Mapping[str, str] = ChainMap(SHORTCUTS, SCRIPTED, READERS)  # type: ignore[arg-type]  # read, never written
+
+
 class ReferenceAgent(Model):
     uses_http = False
 
@@ -297,6 +364,7 @@ class ReferenceAgent(Model):
         super().__init__(f"reference:{kind}")
         self.kind = kind
         self.blind = Blind.parse(kind)
+        self.reader = Reader.parse(kind)
         #: The last game played and its digest: a cell's requests come one game at a time.
         self._cell: tuple[Any, str] = (None, "")
 
@@ -309,6 +377,12 @@ class ReferenceAgent(Model):
         rng = random.Random(cell_seed(request, cell))
         if self.blind is not None:
             return answers.dump(self.blind.answer(request.schema, Surface.of(request), rng))
+        if self.reader is not None:
+            contract = getattr(request.game, "contract", None)
+            if contract is not None:  # a strategy request: one piece of code, which errs as it plays
+                return f"```python\n{self.reader.strategy(contract.references, contract.function)}```"
+            kinds = getattr(request.game, "reference_kinds", EVERY_GAME)
+            return request.game.reference_reply(self.reader.kind(kinds, rng), request.decision.situation, rng)
         return request.game.reference_reply(self.kind, request.decision.situation, rng)
 
     def provenance(self) -> dict:
