@@ -15,6 +15,11 @@ class MissingCassette(GaamasError):
     """Replay-only mode met a request that no cassette holds."""
 
 
+class NotRecordedYet(Exception):
+    """A later look of a sequential design asked for trials that a replay holds no answer for: the
+    cell's verdict is the one its last recorded look gave. Not a failure, and never shown as one."""
+
+
 class ModelChanged(GaamasError):
     """The model behind a name is not the one its cassettes were recorded from."""
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import fidelity, runlog, verdicts
-from .errors import VerdictAtChance, VerdictInconclusive, VerdictMissed
+from .errors import NotRecordedYet, VerdictAtChance, VerdictInconclusive, VerdictMissed, VerdictNotMet
 from .model_meta import read_model_meta, recorded_model
 from .recording import RECORDED_PROPERTY, ItemPaths, Recorder
 from .report import ReferenceRow
@@ -67,6 +67,15 @@ class Experiment:
                                  self.collector, {} if replayed is None else replayed)  # fmt: skip
         #: The valid observations behind each score of this item that carries a verdict.
         self.judged_observations: list[int] = []
+        #: The sequential design (``run_looks``): the look playing now, the trial counts of the looks
+        #: the design has (set where the behaviour asks ``trials``), and whether a score of this look
+        #: that an interval helper judged is inconclusive.
+        self.look = 0
+        #: Each look's trials as a multiple of the paper's count (1, 2, 4 by default), fixed by the first ask.
+        self.design: tuple[int, ...] = ()
+        self.undecided = False
+        #: The looks the design went past: their trials and verdicts, kept in the details of the last.
+        self.looked: list[dict[str, Any]] = []
 
     # -- settings a behaviour reads -------------------------------------------------------------
 
@@ -75,8 +84,71 @@ class Experiment:
         return self.settings.seed
 
     def trials(self, paper_count: int) -> int:
-        """The number of trials: --gaamas-trials if given, else the paper's count for this experiment."""
-        return self.settings.trials or paper_count
+        """The number of trials: --gaamas-trials if given (a fixed design), else this look's count of
+        the sequential design that starts at the paper's count for this experiment (``looks``)."""
+        if self.settings.trials:
+            return self.settings.trials
+        if not self.design:  # the item's first ask fixes its looks; a later one plays as many times its own count
+            self.design = tuple(count // paper_count for count in looks(paper_count, self.settings.max_trials))
+        look = min(self.look, len(self.design) - 1)
+        self._spend(look)
+        if self.table is not None:
+            self.table.trials = paper_count * self.design[look]
+        return paper_count * self.design[look]
+
+    def _spend(self, look: int) -> None:
+        """The table family's share of the level for ``look`` of the item's design."""
+        if self.table is not None and self.design:
+            self.table.share, self.table.look, self.table.looks = verdicts.look_shares(len(self.design))[look], look, len(self.design)
+
+    def run_looks(self, call: Callable[[], object]) -> None:
+        """Run the item's body once a look of its sequential design: again with the next look's trials
+        where a score an interval helper judged is inconclusive, or missed where the helper was asked
+        whether it is at chance, and the design has a look left, the
+        looks before it taken out of the record. A replay that does not hold the next look's trials
+        leaves the verdict of the last look it held, and the finding says what more trials would need."""
+        kept: tuple[runlog.Look, VerdictNotMet] | None = None
+        test_id = self.item.nodeid
+        while True:
+            mark = self.collector.mark(test_id)
+            self._begin_look()
+            try:
+                call()
+                return
+            except NotRecordedYet:
+                assert kept is not None, "only a later look extends a recorded cell"
+                self.collector.take(test_id, mark)
+                self.collector.restore(test_id, kept[0])
+                previous = kept[1]
+                held = self.looked[-1]["trials"]
+                raise type(previous)(f"{previous}; {2 * held} trials would decide more, and a replay holds {held}: record them "
+                                     "with --gaamas-record=new_episodes") from None  # fmt: skip
+            except (VerdictInconclusive, VerdictMissed) as finding:
+                if not (self.undecided and self.look + 1 < len(self.design) and self._spent_its_share()):
+                    raise
+                kept = (self.collector.take(test_id, mark), finding)
+                self.looked.append({"trials": self.table.trials if self.table else 0, "verdict": finding.verdict.value})
+                self.look += 1
+
+    def _spent_its_share(self) -> bool:
+        """Whether every verdict of this look spent only its look's share: none was judged before the
+        design was known, and no claim was decided by p-value at its whole level."""
+        table = self.table
+        if table is None or table.claims:
+            return False
+        share = verdicts.look_shares(len(self.design))[self.look]
+        return all(judgement.share == share for judgement in table.judged)
+
+    def _begin_look(self) -> None:
+        self.undecided = False
+        self.judged_observations.clear()
+        self.recorder.invalid_reasons.clear()
+        self.recorder.strategy = None
+        self.recorder.extending = self.look > 0
+        if self.table is not None:
+            self.table.judged.clear()
+            self.table.share, self.table.look, self.table.looks, self.table.trials, self.table.claims = 1.0, 0, 1, 0, 0
+            self._spend(self.look)
 
     def temperature(self, paper_value: float) -> float:
         return paper_value if self.settings.temperature is None else self.settings.temperature
@@ -181,6 +253,10 @@ class Experiment:
         if judged is not None:
             self.judged_observations.append(estimate.n)
         decided = self.table.judgement(estimate) if self.table is not None and judged is not None else None
+        # What more trials may decide: a cell that cannot tell met from missed, or a miss not yet shown at chance.
+        self.undecided |= decided is not None and (judged is Verdict.INCONCLUSIVE or (judged is Verdict.MISSED and decided.chance_asked))
+        if self.looked and judged is not None:
+            details = {**(details or {}), "looks": [*self.looked, {"trials": self.table.trials if self.table else 0, "verdict": judged.value}]}
         score = score_of(
             behaviour=self.behaviour, test_id=self.item.nodeid, model=self.model.spec, variant=self.variant, estimate=estimate,
             judged=judged, decided=decided, invalid_reasons=self.invalid_reasons, strategy=self.strategy, table=table, metric=metric,
@@ -214,6 +290,20 @@ class Experiment:
     def reference(self, *, table: str, label: str, cells: Mapping[str, str], source: str, status: str) -> None:
         """A row of human or benchmark figures to show under the models in ``table``."""
         self.collector.reference(ReferenceRow(table=table, label=label, cells=dict(cells), source=source, status=status))
+
+
+#: How many times the paper's count of trials the last look of the default design plays.
+DEFAULT_MOST = 4
+
+
+def looks(paper_count: int, most: int | None = None) -> tuple[int, ...]:
+    """The trial counts of a sequential design: the paper's count, then twice as many at each look
+    while that stays within ``most`` (four times the paper's count where not given)."""
+    most = DEFAULT_MOST * paper_count if most is None else most
+    counts = [paper_count]
+    while counts[-1] * 2 <= most:
+        counts.append(counts[-1] * 2)
+    return tuple(counts)
 
 
 def behaviour_name(item: pytest.Item) -> str:

@@ -132,6 +132,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("gaamas_model", specs, ids=[session.model(s).test_id for s in specs])
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A behaviour's body, run once a look of its cell's sequential design (``Experiment.run_looks``)."""
+    experiment = pyfuncitem.funcargs.get("gaamas")
+    if not isinstance(experiment, Experiment):
+        return None
+    experiment.run_looks(lambda: pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}))
+    return True
+
+
 @pytest.fixture
 def gaamas(request: pytest.FixtureRequest, gaamas_model: str) -> Generator[Experiment, None, None]:
     """The experiment of this test item: its model, its settings, ``play`` and ``score``; while it

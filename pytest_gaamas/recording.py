@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from . import cassettes, runlog
-from .errors import GaamasError, MissingCassette, ModelUnavailable
+from .errors import GaamasError, MissingCassette, ModelUnavailable, NotRecordedYet
 from .heartbeat import Beating, Heartbeat
 from .journal import Journal
 from .model_meta import check_unchanged, write_model_meta
 from .models import Model, slug
-from .models.reference import EVERY_GAME, SHORTCUTS
+from .models.reference import EVERY_GAME, READERS, SHORTCUTS
 from .play import Game, TrialRecord, cell_seed, fingerprint, play_trial
 from .redact import redact_text
 from .sandbox import SandboxUnavailable
@@ -65,6 +65,9 @@ class Recorder:
         self.replayed = replayed
         #: Exchanges the last cassette opened took live from the model.
         self.recorded_live = 0
+        #: A later look of the cell's sequential design is playing: an answer a replay does not hold
+        #: ends the design at the look before it (``NotRecordedYet``), instead of failing the item.
+        self.extending = False
         #: Why answers were unusable -> how many, over every game this item played.
         self.invalid_reasons: dict[str, int] = {}
         #: The strategy and how it fared, in strategy mode.
@@ -87,7 +90,7 @@ class Recorder:
         """``Experiment.play``: the game played, or this item skipped where its model plays no such game."""
         paths = self.paths(recorded_as, variant, compressed, named)
         kind = self.reference_kind
-        if kind is not None and kind not in SHORTCUTS and kind not in getattr(game, "reference_kinds", EVERY_GAME):
+        if kind is not None and kind not in SHORTCUTS and kind not in READERS and kind not in getattr(game, "reference_kinds", EVERY_GAME):
             pytest.skip(f"{self.model.spec} plays only the games that define it, not {getattr(game, 'name', 'this one')}")
         if generation == "strategy":
             records, asked = self._play_strategy(game, trials, temperature, paths)
@@ -120,7 +123,8 @@ class Recorder:
                         "or play it with generation='actions' alone", pytrace=False)  # fmt: skip
         contract = game.strategy()  # type: ignore[attr-defined]  # checked just above
         kind = self.reference_kind
-        if kind is not None and kind not in contract.references:
+        readable = kind in READERS and {"rational", "random"} <= set(contract.references)
+        if kind is not None and kind not in contract.references and not readable:
             why = {
                 "human": "people's choices are data, not code; no human strategies exist",
                 **dict.fromkeys(SHORTCUTS, "it answers an answer form, and a strategy request has none: it writes no code"),
@@ -173,6 +177,7 @@ class Recorder:
         started = last_report = time.monotonic()
         complete = False
         failure = None
+        not_recorded: NotRecordedYet | None = None
         try:
             # Replay only asks no one, so it has nothing to journal, nor has `once` where the cassette
             # exists (it only replays it); a journal a live run left stays for the next run that
@@ -211,6 +216,11 @@ class Recorder:
                 if tape is not None and self.concurrency > 1:
                     cassettes.in_trial_order(tape, [r.seed for record in fresh for r in record.rounds], start)
             complete = True
+        except MissingCassette as error:
+            if not self.extending:
+                failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
+            else:
+                not_recorded = NotRecordedYet(f"{trials} trials are not all recorded")
         except GaamasError as error:
             failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
             if isinstance(error, ModelUnavailable):
@@ -220,6 +230,8 @@ class Recorder:
                 journal.close(complete=complete)
         if failure is not None:
             pytest.fail(failure, pytrace=False)  # outside the handler: no "during handling" chain under xdist
+        if not_recorded is not None:
+            raise not_recorded
         return records
 
     def _rebuilt_from_journal(self, game: Game, journal: Journal, tape, temperature: float) -> dict[int, TrialRecord]:

@@ -294,6 +294,28 @@ class ItemLog:
         return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
+@dataclass(frozen=True)
+class Mark:
+    """How far the collection had come: its scores and reference rows, its plays, and an item's plays."""
+
+    scores: int
+    references: int
+    plays: frozenset[str]
+    item_plays: int | None
+
+
+@dataclass
+class Look:
+    """What one look of an item added to the collection: taken out when the design looks again, put
+    back when the next look cannot play."""
+
+    scores: list[Score]
+    references: list[ReferenceRow]
+    plays: dict[str, Play]
+    item: ItemLog | None
+    item_plays: list[str]
+
+
 class Collector:
     """What the items of one process measured, gathered as they report it. Under xdist each worker
     has its own and sends it to the controller once, when the worker finishes (``to_json``), as
@@ -327,6 +349,37 @@ class Collector:
     def cassette(self, relative_path: str) -> None:
         with self._lock:
             self.cassettes_used.add(relative_path)
+
+    def mark(self, test_id: str) -> Mark:
+        """Where the collection stands before a look of ``test_id``'s sequential design."""
+        with self._lock:
+            item = self.items.get(test_id)
+            return Mark(len(self.scores), len(self.references), frozenset(self.plays), None if item is None else len(item.plays))
+
+    def take(self, test_id: str, mark: Mark) -> Look:
+        """What ``test_id`` added since ``mark`` (a look the design went past), taken out of the collection."""
+        with self._lock:
+            scores, references = self.scores[mark.scores:], self.references[mark.references:]
+            del self.scores[mark.scores:], self.references[mark.references:]
+            plays = {key: self.plays.pop(key) for key in list(self.plays) if key not in mark.plays}
+            if mark.item_plays is None:
+                return Look(scores, references, plays, self.items.pop(test_id, None), [])
+            item = self.items[test_id]
+            item_plays = item.plays[mark.item_plays:]
+            del item.plays[mark.item_plays:]
+            return Look(scores, references, plays, None, item_plays)
+
+    def restore(self, test_id: str, look: Look) -> None:
+        """A look ``take`` took out, put back: the design's last look that could play."""
+        with self._lock:
+            self.scores += look.scores
+            self.references += look.references
+            for key, play in look.plays.items():
+                self.plays.setdefault(key, play)
+            if look.item is not None:
+                self.items[test_id] = look.item
+            elif look.item_plays:
+                self.items[test_id].plays += [p for p in look.item_plays if p not in self.items[test_id].plays]
 
     def to_json(self, *, plays: bool = True) -> dict[str, Any]:
         """What a worker sends; without the games played (``plays``) where the run keeps no log

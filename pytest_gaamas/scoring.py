@@ -87,7 +87,10 @@ def decided_on(family: verdicts.TableFamily | None, verdict: Verdict) -> str:
                  f"({judgement.confidence:.2%}, one of {judgement.family_size} cells)")  # fmt: skip
     if judgement.chance is not None:
         level, margin, interval = judgement.chance
-        said += f"; at chance: the 90% interval [{interval.low:.3g}, {interval.high:.3g}] lies within {level:.3g} +- {margin:.3g}"
+        said += (f"; at chance: the {100 * getattr(interval, 'confidence', 0.9):.4g}% interval [{interval.low:.3g}, {interval.high:.3g}] "
+                 f"lies within {level:.3g} +- {margin:.3g}")  # fmt: skip
+    if family is not None and family.looks > 1:
+        said += f"; look {family.look + 1} of {family.looks}, at {family.trials} trials ({family.share:g} of the level)"
     return said
 
 

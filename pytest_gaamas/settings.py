@@ -97,11 +97,19 @@ OPTIONS: tuple[Option, ...] = (
         "`embedded:qwen2.5-coder-0.5b` (extra `qwen-coder`), a reference agent: `reference:rational`, `reference:random`, "
         "`reference:human`, `reference:average` (people's mean choice, every time), `reference:sustainable` "
         "([The commons](behaviours.md#the-commons-behaviourstest_commonspy)), or a blind agent: `reference:first`, "
-        "`reference:last`, `reference:constant`, `reference:blind-RULE` ([Behaviours](behaviours.md))",
+        "`reference:last`, `reference:constant`, `reference:blind-RULE` ([Behaviours](behaviours.md)), or a reader that errs: "
+        "`reference:reader-E`, theory's answer with probability 1 - E, a random one otherwise ([Statistics](statistics.md#readers-that-err))",
     ),
     Option(
         "trials", "string", metavar="N", default="the paper's count for each experiment (30 for GARP)", arguments={"type": int},
-        help=f"trials per test item, 1 to {MAX_TRIALS:,}",
+        help=f"trials per test item, 1 to {MAX_TRIALS:,}: a fixed design, each cell decided at that count alone",
+    ),
+    Option(
+        "max-trials", "string", metavar="N", default="four times the paper's count", arguments={"type": int},
+        help="the most trials a cell plays before its verdict stands: a cell that its trials cannot decide (inconclusive) "
+        "plays twice as many, then twice again, while that stays within N, its level spent across the looks "
+        "([Statistics](statistics.md#a-cell-that-cannot-decide-plays-more-trials)); a replay plays what is recorded; "
+        "1 to 10,000, the paper's count or less for one look alone",
     ),
     Option(
         "timeout", "string", metavar="SECONDS", default=f"{REQUEST_TIMEOUT_S:g}", arguments={"type": float},
@@ -321,6 +329,8 @@ class Settings:
     cassette_dir: Path
     journal_dir: Path
     thresholds: dict[str, float] = field(default_factory=dict)
+    #: --gaamas-max-trials: the most trials a cell plays across its looks; None: four times the paper's count.
+    max_trials: int | None = None
     save: str | None = None
     compare: str | None = None
     #: Behaviour (or "" for every behaviour) -> the drop that fails the session.
@@ -394,6 +404,7 @@ class Settings:
             return found
 
         trials = bounded("trials", int, 1, MAX_TRIALS)
+        max_trials = bounded("max_trials", int, 1, MAX_TRIALS)
         seed = bounded("seed", int, 0, MAX_SEED)
         concurrency = bounded("concurrency", int, 1, 256)
         max_tokens = bounded("max_tokens", int, 16)
@@ -456,6 +467,7 @@ class Settings:
         settings = cls(
             models=models,
             trials=trials,
+            max_trials=max_trials,
             seed=seed or 0,
             temperature=temperature,
             record=record,

@@ -169,6 +169,11 @@ class Judgement:
     family_size: int
     verdict: Verdict
     chance: tuple[float, float, Any] | None = None
+    #: Whether the helper was asked to test chance (``chance=``): a missed cell of a sequential design
+    #: then looks again, for what more trials may show it, at chance.
+    chance_asked: bool = False
+    #: The share of the level its look spent (``TableFamily.share``).
+    share: float = 1.0
 
     @property
     def widened(self) -> bool:
@@ -193,6 +198,16 @@ class TableFamily:
 
     size: int
     judged: list[Judgement] = field(default_factory=list)
+    #: The share of the level this look of a sequential design spends (``look_shares``): 1 for a cell
+    #: decided at one count of trials.
+    share: float = 1.0
+    #: Which look of how many this is, and its trials (0 where the design has one look).
+    look: int = 0
+    looks: int = 1
+    trials: int = 0
+    #: Claims decided in the block by p-value (``family``, ``significant``), which spend their whole level:
+    #: an item that decides one never looks again.
+    claims: int = 0
 
     def judgement(self, estimate: Any) -> Judgement | None:
         """The last judgement of ``estimate`` (the very object) in this family, if any."""
@@ -214,6 +229,24 @@ def table_family(size: int) -> Iterator[TableFamily]:
         yield family
     finally:
         _table.reset(token)
+
+
+def look_shares(looks: int) -> tuple[float, ...]:
+    """The share of the level each look of a sequential design spends: half at the first, half of
+    the rest at each next, the last taking all that is left (1; 1/2, 1/2; 1/2, 1/4, 1/4; ...). The
+    shares add to 1, so a cell that stops at whichever look decides it is wrong, met or missed, at
+    most at its level (Bonferroni across the looks, whatever the stopping rule)."""
+    if looks < 1:
+        raise ValueError(f"a design has at least one look, got {looks!r}")
+    return (*(0.5 ** (k + 1) for k in range(looks - 1)), 0.5 ** (looks - 1))
+
+
+def look_share() -> float:
+    """The share of its level the verdicts judged now may spend: this look's of a sequential design
+    (``look_shares``), 1 outside one. A test a behaviour decides by hand (a p-value against its own
+    level) multiplies its level by it, as the interval helpers do."""
+    family = _table.get()
+    return 1.0 if family is None else family.share
 
 
 def current_table() -> TableFamily | None:
@@ -326,18 +359,19 @@ def _judge(
         raise ValueError(f"a criterion's level is above 0 and at most {ALPHA}, got {alpha!r}")
     family = _table.get()
     size = 1 if family is None else family.size
-    confidence, interval = _at_table_level(estimate, size * ALPHA / alpha, one_sided=one_sided)
+    share = 1.0 if family is None else family.share
+    confidence, interval = _at_table_level(estimate, size * ALPHA / alpha / share, one_sided=one_sided)
     met, missed = shown(interval)
     shown_at_chance = None
     if met:
         verdict = MET
-    elif chance is not None and (tested := _chance_interval(estimate, chance, chance_margin, ALPHA / size))[0]:
+    elif chance is not None and (tested := _chance_interval(estimate, chance, chance_margin, ALPHA * share / size))[0]:
         verdict = AT_CHANCE
         shown_at_chance = (chance, *tested[1:])
     else:
         verdict = MISSED if missed else INCONCLUSIVE
     if family is not None:
-        family.judged.append(Judgement(estimate, interval, confidence, size, verdict, shown_at_chance))
+        family.judged.append(Judgement(estimate, interval, confidence, size, verdict, shown_at_chance, chance is not None, share))
     return verdict
 
 
@@ -380,6 +414,8 @@ def significant(p: float | None, alpha: float = 0.05, *, opposite: float | None 
     claim's one-sided p-value ``opposite`` is; inconclusive otherwise (see the module's note)."""
     if not 0 < _number(alpha) < 1:
         raise ValueError(f"alpha is between 0 and 1, got {alpha!r}")
+    if (table := _table.get()) is not None:
+        table.claims += 1
     if p is None or math.isnan(_p_value(p)):
         return MISSED
     if p < alpha:
