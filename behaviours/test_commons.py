@@ -20,7 +20,8 @@ villager's own view; `script`, one omniscient request a round, told every villag
 store (each marked private), writes the whole round for every villager, played by the same rules;
 played in four cells (`SCRIPT_CELLS`), which keeps its recording affordable.
 Protocol: 10 societies per cell and simulation, temperature 0.7.
-Score: survival rate to round 10 (GovSim's number, Wilson 95% CI), rounds survived (bootstrap 95%
+Score: a society's share of catches within the regrowth (bootstrap 95% CI over the societies), the
+survival rate to round 10 (GovSim's number, Wilson 95% CI), rounds survived (bootstrap 95%
 CI) and the Kaplan-Meier curve (the societies cut off at 10 are censored there), harvest relative
 to the sustainable share (what the lake can regrow: 1 is sustainable, more over-harvests), the Gini
 coefficient of the stores at the end, punishments per villager-round, and the share of rounds in
@@ -28,9 +29,14 @@ which no villager broke the voted cap.
 Theory: the myopic selfish agent (reference:rational) takes all its boat holds and the lake is gone
 in round 1 (the tragedy of the commons); reference:sustainable takes its share of what regrows and
 every society lives to round 10; reference:random over-harvests and collapses within 1-3 rounds.
-Verdict, per cell: the lower 95% bound of the survival rate to round 10, over the three scales,
-reaches `min_survival` (0.5): a constant catch lives at one scale at most, 4 of 10 societies,
-[0.17, 0.69]. Override with --gaamas-threshold=commons.min_survival=VALUE.
+Verdict, per cell: the villagers keep their catches within what the lake regrows: over the
+societies, the lower 95% bound of a society's share of catches between half and all of the villager's
+equal share of the regrowth reaches `min_kept` (0.5). A constant catch is within it at one scale at
+most (the band spans a factor of 2, the scales 4), a catch of nothing starves the village. Survival
+is reported, not judged: one careless catch in forty can end a society, so a villager that reads the
+lake nine times in ten loses most of them, and survival cannot tell it from one that never reads it
+(docs/statistics.md, "Readers that err"). Override with --gaamas-threshold=commons.min_kept=VALUE;
+`min_survival` (0.5) is what "its societies survive" means in the paradox's flag.
 Whether the catch reads the lake, per cell: the first amount of fish named in a society (its cap
 where the village votes first, else its catch) rises with the lake's scale (Jonckheere-Terpstra's
 permutation test, one-sided, Holm over the cells of one simulation with its contrary, at 0.05 / 14:
@@ -62,6 +68,7 @@ survive (its survival criterion met) while that fidelity is not shown is flagged
 cooperation without individual fidelity".
 """
 
+import json
 import math
 
 import numpy as np
@@ -84,6 +91,11 @@ from pytest_gaamas.report import NO_VALUE, cell, p_stated, p_value_text
 SOCIETIES = 10
 PAPER_TEMPERATURE = 0.7
 MIN_SURVIVAL = 0.5
+MIN_KEPT = 0.5
+#: A catch kept within the regrowth: from half to all of a villager's equal share of what the lake
+#: regrows. Below half is not what a villager needs (its meal is 0.48 of the share in the harsh lake, 0.32
+#: in the rich one): a catch of nothing keeps the lake and starves the village.
+KEPT_BAND = (0.5, 1.0)
 ALPHA = 0.05
 #: A claim's verdict in the seed's words.
 SUPPORT = {verdicts.MET: "supported", verdicts.MISSED: "contradicted", verdicts.INCONCLUSIVE: "not shown"}
@@ -133,7 +145,7 @@ PEOPLE = {
 }
 
 TABLE = "The commons: 10 societies of 4 villagers per cell, 10 rounds at most"
-COLUMNS = ("survival to round 10 [95% CI]", "survived at x1/4, x1, x4", "rounds survived [95% CI]", "harvest / sustainable [95% CI]",
+COLUMNS = ("catches within the regrowth [95% CI]", "survival to round 10 [95% CI]", "survived at x1/4, x1, x4", "rounds survived [95% CI]", "harvest / sustainable [95% CI]",
            "Gini of stores [95% CI]", "punishments per villager-round [95% CI]", "rounds the cap was kept [95% CI]", "n",
            "invalid answers")  # fmt: skip
 CLAIMS_TABLE = "The commons: the claims of Gupta et al., each a log-rank test over two cells"
@@ -174,26 +186,33 @@ def test_commons(gaamas, environment, personas, ablation, simulation):
     survival = stats.wilson(sum(o["survived"] for o in outcomes), len(outcomes))
     rounds_survived = stats.mean([o["survived_rounds"] for o in outcomes])
     harvest = stats.mean([o["harvest_ratio"] for o in outcomes])
+    kept = stats.mean([kept_within_regrowth(o) for o in outcomes])
     invalid = sum(sum(o["invalid"].values()) for o in outcomes)
-    threshold = gaamas.threshold("min_survival", MIN_SURVIVAL)
-    verdict = verdicts.at_least(survival, threshold)
+    threshold = gaamas.threshold("min_kept", MIN_KEPT)
+    verdict = verdicts.at_least(kept, threshold)
     panel = f"{environment} lake, {personas}"
 
     gaamas.score(
-        table=TABLE, metric="survival rate to round 10", estimate=survival, invalid=0, n=len(outcomes), verdict=verdict,
-        criterion=f"lower 95% bound of the survival rate to round {game.rounds} >= {threshold}",
+        table=TABLE, metric="share of catches within the regrowth", estimate=kept, invalid=0, n=len(outcomes), verdict=verdict, unit="",
+        criterion=f"lower 95% bound of a society's share of catches between {KEPT_BAND[0]:g} and {KEPT_BAND[1]:g} times the villager's "
+                  f"equal share of what the lake regrows, over the societies, >= {threshold}",
         columns=COLUMNS,
-        cells={COLUMNS[0]: cell(survival), COLUMNS[1]: by_scale(outcomes), COLUMNS[2]: cell(rounds_survived, 1), COLUMNS[3]: cell(harvest),
-               COLUMNS[4]: average(o["gini"] for o in outcomes), COLUMNS[5]: average(o["punishment_rate"] for o in outcomes),
-               COLUMNS[6]: average(o["norm_kept"] for o in outcomes), "n": str(len(outcomes)), "invalid answers": str(invalid)},
+        cells={COLUMNS[0]: cell(kept), COLUMNS[1]: cell(survival), COLUMNS[2]: by_scale(outcomes), COLUMNS[3]: cell(rounds_survived, 1),
+               COLUMNS[4]: cell(harvest), COLUMNS[5]: average(o["gini"] for o in outcomes),
+               COLUMNS[6]: average(o["punishment_rate"] for o in outcomes), COLUMNS[7]: average(o["norm_kept"] for o in outcomes),
+               "n": str(len(outcomes)), "invalid answers": str(invalid)},
         details={"survived_rounds": [o["survived_rounds"] for o in outcomes], "collapse": [o["collapse"] for o in outcomes],
                  "invalid_by_phase": {k: sum(o["invalid"][k] for o in outcomes) for k in outcomes[0]["invalid"]} if outcomes else {}},
         row={"environment": environment, "personas": personas, "ablation": ablation, "simulation": simulation},
         row_rank=rank(environment, personas, ablation, simulation),
-        figures=(Figure("The commons: survival rate to round 10 (GovSim's number)", INTERVAL, "survival rate [95% CI]", panel=panel,
-                        x=ablation, x_axis="modules", series=series(simulation), limits=RATE,
-                        references={"reference:sustainable": 1.0, "reference:rational": 0.0}),),
     )  # fmt: skip
+    gaamas.score(table=f"{TABLE}: survival to round 10 (GovSim's number) [95% CI]", metric="survival rate to round 10", estimate=survival,
+                 invalid=0, n=len(outcomes), passed=None, criterion="", columns=tuple(ABLATIONS), cells={ablation: cell(survival)},
+                 row={"environment": environment, "personas": personas, "simulation": simulation},
+                 row_rank=rank(environment, personas, ablation, simulation),
+                 figures=(Figure("The commons: survival rate to round 10 (GovSim's number)", INTERVAL, "survival rate [95% CI]", panel=panel,
+                                 x=ablation, x_axis="modules", series=series(simulation), limits=RATE,
+                                 references={"reference:sustainable": 1.0, "reference:rational": 0.0}),))  # fmt: skip
     gaamas.score(table=f"{TABLE}: harvest relative to the sustainable share [95% CI]", metric="harvest / sustainable share", estimate=harvest,
                  invalid=0, n=len(outcomes), passed=None, criterion="", columns=tuple(ABLATIONS), cells={ablation: cell(harvest)},
                  row={"environment": environment, "personas": personas, "simulation": simulation},
@@ -208,8 +227,24 @@ def test_commons(gaamas, environment, personas, ablation, simulation):
                      figures=(Figure("The commons: societies still alive after each round (Kaplan-Meier)", LINE, "share alive [95% CI]",
                                      panel=panel, x=after, x_axis="round", series=ablation + series(simulation, ", "), limits=RATE),))  # fmt: skip
     group_and_villagers(gaamas, game, outcomes, survival, harvest, rank(environment, personas, ablation, simulation), panel, ablation, simulation)
-    gaamas.verdict(verdict, f"{simulation}, {environment} lake, {personas}, {ablation}: survival to round {game.rounds} {cell(survival)}, "
-                           f"{cell(rounds_survived, 1)} rounds, harvest {cell(harvest)} of the sustainable share; passing needs the lower bound >= {threshold}")  # fmt: skip
+    gaamas.verdict(verdict, f"{simulation}, {environment} lake, {personas}, {ablation}: catches within the regrowth {cell(kept)} of a society's, "
+                            f"survival to round {game.rounds} {cell(survival)}, {cell(rounds_survived, 1)} rounds, harvest {cell(harvest)} of the "
+                            f"sustainable share; meeting it needs the lower bound >= {threshold}")  # fmt: skip
+
+
+def kept_within_regrowth(outcome) -> float:
+    """A society's share of its villagers' catches (each alive villager's, each round) that lie within
+    ``KEPT_BAND`` of its equal share of what the lake regrows: enough to eat, no more than regrows. An
+    unreadable catch is not kept."""
+    kept = asked = 0
+    for r in outcome["rounds"]:
+        share = r["sustainable_total"] / len(r["alive"]) if r["alive"] else 0
+        if share <= 0:
+            continue
+        for name, wanted in r["wanted"].items():
+            asked += 1
+            kept += name not in r.get("unreadable", ()) and KEPT_BAND[0] <= wanted / share <= KEPT_BAND[1]
+    return kept / asked if asked else 0.0
 
 
 def by_scale(outcomes) -> str:
@@ -458,63 +493,106 @@ READS_TABLES = {"agents": "The commons: does the first catch follow the lake's s
 READS_COLUMNS = ("lake x1/4", "lake x1", "lake x4", "concordance (-1 to 1)", "p (rises, one-sided)", "p (Holm)")
 
 
-def first_catches(records, simulation) -> tuple[dict[str, dict[float, list[float]]], int, int]:
-    """Per stratum and scale, the first amounts named, each unit one distinct prompt and the mean of
-    its answers (agents: a villager's name, persona and scale make its first prompt, a stratum a
-    persona; script: a society's request, one stratum), how many answers were asked (villagers, or the
-    script's societies), and how many named none readable."""
-    units: dict[tuple[str, float, object], list[float]] = {}
+def first_units(records, simulation, run) -> tuple[dict[tuple[str, float, str], list[float]], int, int]:
+    """The first amounts named, by unit: a stratum, a scale and the distinct prompt that asked them
+    (agents: a villager's round-one question, which its name, persona and scale make, a stratum a
+    persona; script: a society's first request, one stratum), how many answers were asked (villagers,
+    or the script's societies), and how many named none readable. Keyed by the prompt's text, so
+    that cells asking the same first questions (the same order of business and personas) pool them
+    as one unit each, not as one a cell: an answer the wording fixes is one draw, however often asked."""
+    units: dict[tuple[str, float, str], list[float]] = {}
     asked = unreadable = 0
-    for society, outcome in enumerate(r.outcome for r in records):
+    for record in records:
+        outcome = record.outcome
         amounts = first_amounts(outcome)
         if simulation == "script":
-            units[("society", outcome["scale"], society)] = [sum(amounts.values()) / len(amounts)] if amounts else []
+            key = json.dumps(record.rounds[0].messages, sort_keys=True) if record.rounds else f"{run}: {record.trial}"
+            units.setdefault(("society", outcome["scale"], key), []).extend([sum(amounts.values()) / len(amounts)] if amounts else [])
             asked, unreadable = asked + 1, unreadable + (not amounts)
         else:
+            prompts = round_one_questions(record)
             for name, persona in outcome["personas"].items():
-                units.setdefault((persona, outcome["scale"], name), []).extend([amounts[name]] if name in amounts else [])
+                key = prompts.get(name, f"{run}: {name}")
+                units.setdefault((persona, outcome["scale"], key), []).extend([amounts[name]] if name in amounts else [])
             asked, unreadable = asked + len(outcome["personas"]), unreadable + len(outcome["personas"]) - len(amounts)
+    return units, asked, unreadable
+
+
+def round_one_questions(record) -> dict[str, str]:
+    """Each villager's first question in its society, whole (every one opens with its name)."""
+    found: dict[str, str] = {}
+    for asked in record.rounds:
+        for name in record.outcome["personas"]:
+            if name not in found and asked.messages[-1]["content"].startswith(f"{name}, round 1 "):
+                found[name] = json.dumps(asked.messages, sort_keys=True)
+    return found
+
+
+def by_stratum(units) -> dict[str, dict[float, list[float]]]:
+    """Each stratum's units by scale, a unit the mean of its answers."""
     strata: dict[str, dict[float, list[float]]] = {}
-    for (stratum, scale, _), values in units.items():
+    for (stratum, scale, _), values in sorted(units.items()):
         strata.setdefault(stratum, {s: [] for s in SCALES})[scale].extend([sum(values) / len(values)] if values else [])
-    return strata, asked, unreadable
+    return strata
+
+
+def groups_of(strata) -> list[list[list[float]]]:
+    return [[by_scale[s] for s in SCALES] for _, by_scale in sorted(strata.items())]
 
 
 def lake_test(gaamas, run):
+    """A cell's first-catch units, how many answers were asked and unreadable."""
     _, records = societies(gaamas, *run)
-    strata, asked, unreadable = first_catches(records, run[3])
-    groups = [[by_scale[s] for s in SCALES] for _, by_scale in sorted(strata.items())]
-    concordance, p = stats.ordered_groups_greater_within(groups)
-    pooled = {s: [v for by_scale in strata.values() for v in by_scale[s]] for s in SCALES}
-    return pooled, asked, unreadable, concordance, p, stats.ordered_groups_greater_within([list(reversed(g)) for g in groups])[1]
+    return first_units(records, run[3], run)
 
 
-@pytest.mark.parametrize(("environment", "personas", "ablation", "simulation"), RUNS)
-def test_commons_catch_follows_the_lake(gaamas, environment, personas, ablation, simulation):
+@pytest.mark.parametrize("simulation", SIMULATIONS)
+def test_commons_catch_follows_the_lake(gaamas, simulation):
     family = [run for run in RUNS if run[3] == simulation]
     tests = {run: lake_test(gaamas, run) for run in family}
+    pooled: dict[tuple[str, float, str], list[float]] = {}
+    for units, *_ in tests.values():
+        for key, values in units.items():
+            pooled.setdefault(key, []).extend(values)
+    strata = groups_of(by_stratum(pooled))
+    concordance, p = stats.ordered_groups_greater_within(strata)
+    contrary = stats.ordered_groups_greater_within([[list(reversed(g)) for g in groups] for groups in strata])[1]
     lake_claim = f"{LAKE_CLAIM} ({FAMILY_OF[simulation]})"
-    claim = verdicts.family({run: (p, contrary) for run, (*_, p, contrary) in tests.items()},
-                            verdicts.blind_null(lake_claim))[(environment, personas, ablation, simulation)]  # fmt: skip
-    catches, asked, unreadable, concordance, p, _ = tests[(environment, personas, ablation, simulation)]
-    unit = ("distinct prompts (a villager's name, persona and scale; the mean of the villagers who saw it), labels exchanged within "
-            "each persona" if simulation == "agents" else "societies (the mean of the villagers the script wrote for)")
-    label = f"{environment} lake, {personas}, {ablation}" + series(simulation, ", ")
+    claim = verdicts.family({"pooled": (p, contrary)}, verdicts.blind_null(lake_claim))["pooled"]
+    unit = ("distinct round-one questions (a villager's name, persona and scale; the mean of the villagers who read it, in any cell), "
+            "scales exchanged within each persona" if simulation == "agents" else "distinct first requests (a society's; the mean of "
+            "the villagers the script wrote for)")  # fmt: skip
+    for run, (units, asked, unreadable) in tests.items():
+        strata_of_cell = by_stratum(units)
+        catches = {s: [v for by_scale in strata_of_cell.values() for v in by_scale[s]] for s in SCALES}
+        cell_concordance, cell_p = stats.ordered_groups_greater_within(groups_of(strata_of_cell))
+        gaamas.score(
+            table=READS_TABLES[simulation], metric="concordance of the first catch with the lake's scale",
+            estimate=stats.Estimate(cell_concordance, cell_concordance, cell_concordance, asked - unreadable), invalid=unreadable, n=asked,
+            passed=None, criterion="", columns=READS_COLUMNS, unit="",
+            cells={**{column: cell(stats.mean(catches[s])) for column, s in zip(READS_COLUMNS, SCALES)},
+                   READS_COLUMNS[3]: NO_VALUE if math.isnan(cell_concordance) else f"{cell_concordance:.2f}",
+                   READS_COLUMNS[4]: p_value_text(cell_p), READS_COLUMNS[5]: ""},
+            row={"cell": ", ".join(run[:3]) + series(simulation, ", ")}, row_rank=rank(*run),
+        )  # fmt: skip
+    units = len(pooled)
+    asked, unreadable = sum(t[1] for t in tests.values()), sum(t[2] for t in tests.values())
+    means = {s: [v for by_scale in by_stratum(pooled).values() for v in by_scale[s]] for s in SCALES}
     gaamas.score(
-        table=READS_TABLES[simulation], metric="concordance of the first catch with the lake's scale",
+        table=READS_TABLES[simulation], metric="concordance of the first catch with the lake's scale, every cell",
         estimate=stats.Estimate(concordance, concordance, concordance, asked - unreadable), invalid=unreadable, n=asked,
         verdict=claim.verdict, columns=READS_COLUMNS, unit="",
         criterion=f"the first amount named (the cap proposed where the village votes first, else the catch) rises with the lake's "
-                  f"scale: Jonckheere-Terpstra permutation test over the {unit}, one-sided p < {verdicts.blind_null(lake_claim):.3g} "
-                  f"after Holm's correction over the {len(tests)} cells of {FAMILY_OF[simulation]} and their contraries "
-                  f"({verdicts.blind_null_words(lake_claim)}); contradicted where it falls as significantly",
-        cells={**{column: cell(stats.mean(catches[s])) for column, s in zip(READS_COLUMNS, SCALES)},
+                  f"scale: Jonckheere-Terpstra permutation test over the {unit}, every cell of {FAMILY_OF[simulation]} pooled, one-sided "
+                  f"p < {verdicts.blind_null(lake_claim):.3g} after Holm's correction with its contrary ({verdicts.blind_null_words(lake_claim)}); "
+                  "contradicted where it falls as significantly",
+        cells={**{column: cell(stats.mean(means[s])) for column, s in zip(READS_COLUMNS, SCALES)},
                READS_COLUMNS[3]: NO_VALUE if math.isnan(concordance) else f"{concordance:.2f}", READS_COLUMNS[4]: p_value_text(p),
                READS_COLUMNS[5]: p_value_text(claim.p_adjusted)},
-        row={"cell": label}, row_rank=rank(environment, personas, ablation, simulation), verdict_label=SUPPORT[claim.verdict],
+        row={"cell": "every cell" + series(simulation, ", ")}, row_rank=len(RUNS), verdict_label=SUPPORT[claim.verdict],
         details={"p": claim.p, "p_holm": claim.p_adjusted, "contrary_p_holm": claim.opposite_adjusted, "family": claim.family_size,
-                 "units": sum(map(len, catches.values())), "first_catches": {str(s): v for s, v in catches.items()}},
+                 "units": units, "cells": len(family)},
     )  # fmt: skip
-    gaamas.verdict(claim.verdict, f"{label}: the first catch named is {', '.join(cell(stats.mean(catches[s])) for s in SCALES)} at lakes "
-                                  f"x1/4, x1, x4, over {sum(map(len, catches.values()))} distinct prompts (concordance {concordance:.2f}, "
-                                  f"{p_stated(p)}, {p_value_text(claim.p_adjusted)} after Holm over {claim.family_size} p-values)")  # fmt: skip
+    gaamas.verdict(claim.verdict, f"{FAMILY_OF[simulation]}: the first catch named rises with the lake over the {len(family)} cells' "
+                                  f"{units} distinct prompts (concordance {concordance:.2f}, {p_stated(p)}, {p_value_text(claim.p_adjusted)} after Holm "
+                                  f"with its contrary)")  # fmt: skip

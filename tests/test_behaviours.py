@@ -131,14 +131,17 @@ def test_the_sustainable_agent_keeps_every_commons_alive_and_plays_nothing_else(
     assert {s["behaviour"] for s in document["scores"]} == {"commons"}  # the other games skip it
     cells = [s for s in document["scores"] if "::test_commons[" in s["test_id"] and s["passed"] is not None]
     recorded = list((ROOT / "cassettes" / "embedded-smollm2" / "commons").glob("test_commons-*.yaml.gz"))
-    assert cells and len(cells) == len(recorded) and all(s["passed"] and s["score"] == 1.0 for s in cells)  # agents and script
+    # Every catch within the regrowth, and every society alive at round 10, agents and script alike.
+    assert cells and len(cells) == len(recorded) and all(s["passed"] and s["score"] == 1.0 for s in cells)
+    survival = [s for s in document["scores"] if "survival to round 10 (GovSim's number)" in s["table"]]
+    assert len(survival) == len(recorded) and all(s["score"] == 1.0 for s in survival)
     assert "agents" in {s["variant"]["simulation"] for s in cells} <= {"agents", "script"}  # the script where recorded
     claims = [s for s in document["scores"] if "::test_commons_claim[" in s["test_id"]]
     assert claims and not any(s["passed"] for s in claims)  # every cell alike: no claim can be supported
     # Its first catch is its share of the lake it is shown, so it follows the lake in every run of the
     # design at once: the criterion can be met where it is judged, villagers apart and the script's societies.
-    lake = [s for s in document["scores"] if "::test_commons_catch_follows_the_lake[" in s["test_id"]]
-    assert len(lake) == len(recorded) and all(s["passed"] for s in lake), [(s["test_id"], s["details"]["p_holm"]) for s in lake]
+    lake = [s for s in document["scores"] if "::test_commons_catch_follows_the_lake[" in s["test_id"] and s["passed"] is not None]
+    assert len(lake) == 2 and all(s["passed"] for s in lake), [(s["test_id"], s["details"]["p_holm"]) for s in lake]
 
 
 #: The behaviours without a strategy row in the seed: a portfolio of 25 budgets, and two models talking.

@@ -428,10 +428,26 @@ def test_an_answer_fixed_by_the_prompt_does_not_follow_the_lake_once_a_distinct_
     for salt in range(100):
         agent = ReferenceAgent(f"blind-hash-{salt}")
         records = [play_trial(game, agent, t, seed=0, temperature=0.7) for t in range(SOCIETIES)]
-        strata, asked, unreadable = BEHAVIOUR.first_catches(records, "agents")
+        units, asked, unreadable = BEHAVIOUR.first_units(records, "agents", "cell")
+        strata = BEHAVIOUR.by_stratum(units)
         assert (asked, unreadable, sum(len(v) for by_scale in strata.values() for v in by_scale.values())) == (40, 0, 12)
         by_prompt.append(stats.ordered_groups_greater_within([[by_scale[s] for s in SCALES] for by_scale in strata.values()])[1])
         villagers = {s: [first_amounts(r.outcome)[n] for r in records if r.outcome["scale"] == s for n in r.outcome["personas"]] for s in SCALES}
         by_villager.append(stats.ordered_groups_greater([villagers[s] for s in SCALES])[1])
     assert sum(p < 0.01 for p in by_prompt) <= 4  # binomial(100, 0.01) reaches 5 in 0.3% of draws
     assert sum(p < 0.01 for p in by_villager) >= 5  # what the villagers' count would have called it
+
+
+def test_cells_that_ask_the_same_first_questions_pool_them_as_one_unit_each():
+    """The lake test pools every cell of a simulation: cells whose first round is worded alike (the same
+    order of business and personas) would count one prompt's fixed answer once a cell, and two draws of
+    a hash met the pooled test by that; keyed by the question's text, each is one unit."""
+    agent, cells = ReferenceAgent("blind-hash-3"), [("harsh", "mixed", "all modules"), ("harsh", "mixed", "light punishment")]
+    pooled, texts = {}, set()
+    for designed in cells:
+        records = [play_trial(BEHAVIOUR.game_of(*designed, "agents"), agent, t, seed=0, temperature=0.7) for t in range(SOCIETIES)]
+        units, _, _ = BEHAVIOUR.first_units(records, "agents", designed)
+        texts |= {text for record in records for text in BEHAVIOUR.round_one_questions(record).values()}
+        for key, values in units.items():
+            pooled.setdefault(key, []).extend(values)
+    assert len(pooled) == len(texts) == 24  # the two cells ask the same 24 questions
