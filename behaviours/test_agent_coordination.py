@@ -43,7 +43,8 @@ convention and meets every round. Independent random play coordinates half the t
 48% coordination without talk, 95% with one-way and 55% with one round of two-way talk (Cooper et
 al. 1989; unverified figures, a one-shot game).
 Verdict: met when the lower 95% bound of the mean coordination rate reaches `min_coordination`
-(0.75; override with --gaamas-threshold=agent_coordination.min_coordination=VALUE) and the excess over
+(0.65, chance's 0.5 and a rate's margin of 0.15; override with
+--gaamas-threshold=agent_coordination.min_coordination=VALUE) and the excess over
 shuffled pairs is above 0 (permutation p < 0.05 over the 16 cells of the test, Bonferroni); missed
 when the rate's upper bound is below the threshold or the excess's interval reaches no higher than 0.
 The same for the script's two players, whose "met" is no evidence of reading the game: one author
@@ -99,7 +100,10 @@ from pytest_gaamas.report import cell, p_stated, p_value_text
 
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.7
-MIN_COORDINATION = 0.75
+#: Better than chance by a margin: independent random play meets half the time, and the margin is a
+#: rate's (verdicts.RATE_CHANCE_MARGIN). Two players who each read the game seven times in ten meet
+#: about 0.75 of the rounds, so a threshold there (the paper's) would ask for more than reading it.
+MIN_COORDINATION = 0.65
 MESSAGES = (0, 1, 2, 3)
 
 TABLE = {
@@ -240,7 +244,7 @@ def excess_verdict(beyond) -> verdicts.Verdict:
     leaves no room for one (none, as a shared habit has, or a deficit)."""
     if math.isnan(beyond.p):  # fewer than two games presented alike: nothing to pair
         return verdicts.MISSED
-    if beyond.p < ALPHA / CELLS:
+    if beyond.p < ALPHA / CELLS * verdicts.look_share():  # a later look spends its share of the level
         return verdicts.MET
     return verdicts.MISSED if beyond.excess.high <= 0 else verdicts.INCONCLUSIVE
 

@@ -10,8 +10,9 @@ Score: Afriat's CCEI of the 25 choices; the mean over valid trials with a 95% bo
 and the share of trials above 0.905, the 95th percentile of uniformly random choice.
 Theory: a utility maximiser scores 1 (reference:rational); uniform random choice averages 0.72
 (reference:random); people average 0.881 (reference:human replays their actual choices).
-Verdict: passes when the lower 95% bound of the mean CCEI reaches `min_mean_ccei` (0.90, the usual
-cut-off for "nearly rational" in this literature); override with
+Verdict: passes when the lower 95% bound of the mean CCEI reaches `min_mean_ccei` (0.86, half way
+from random choice's 0.72 to a maximiser's 1; the literature's "nearly rational" 0.90 sits above a
+subject who reads seven budgets in ten, 0.89, and above people's 0.881); override with
 --gaamas-threshold=garp_consistency.min_mean_ccei=VALUE.
 Fidelity (test_garp_fidelity, same trials replayed): the model's CCEIs against those of all 1,182
 CKMS subjects, computed here from their choices on the same budgets (pytest_gaamas.fidelity):
@@ -29,7 +30,12 @@ from pytest_gaamas.report import cell
 PAPER_TRIALS = 30
 PAPER_TEMPERATURE = 0.0
 RANDOM_CHOICE_P95 = 0.905
-MIN_MEAN_CCEI = 0.90
+#: Uniformly random choice's mean CCEI on these budgets (Bronars' benchmark), and the threshold half
+#: way from it to a utility maximiser's 1: better than chance by a stated margin. The literature's
+#: "nearly rational" 0.90 sits above what a subject who reads seven budgets in ten earns (0.89) and
+#: above people's mean (0.881): it is shown beside the verdict, as the share above random's 95th percentile.
+RANDOM_MEAN_CCEI = 0.720
+MIN_MEAN_CCEI = 0.86
 
 TABLE = "Economic rationality: CCEI on the CKMS (2014) budgets"
 COLUMNS = ("mean CCEI [95% CI]", f"share > {RANDOM_CHOICE_P95} [95% CI]", "n", "invalid")
@@ -64,7 +70,7 @@ def test_garp_consistency(gaamas):
         details={"share_above_random_p95": above_random.as_json(), "cceis": cceis},
         figures=(Figure("Economic rationality: the CCEI of each trial", VIOLIN, "CCEI (1: no violation of GARP)", x="CKMS budgets",
                         people="CKMS 2014: the authors' CCEI", limits=(0.0, 1.0),
-                        references={"random choice, mean (0.720)": 0.720, f"random choice, 95th percentile ({RANDOM_CHOICE_P95})": RANDOM_CHOICE_P95},
+                        references={f"random choice, mean ({RANDOM_MEAN_CCEI:.3f})": RANDOM_MEAN_CCEI, f"random choice, 95th percentile ({RANDOM_CHOICE_P95})": RANDOM_CHOICE_P95},
                         note="people: Choi, Kariv, Müller & Silverman (2014), the authors' CCEI, n = 1,182 (verified from data)"),),
     )
     gaamas.reference(table=TABLE, **humans_row())

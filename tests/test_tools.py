@@ -58,7 +58,7 @@ def test_pytest_recording_beside_it_adds_no_warning(behaviour_project):
 def test_the_thresholds_command_lists_every_threshold_a_behaviour_reads_with_its_default():
     code, said, _ = gaamas_command("thresholds", str(ROOT / "behaviours"))
     assert code == 0
-    assert "garp_consistency.min_mean_ccei  (default 0.90)" in said and "ultimatum.min_acceptance  (default 0.5)" in said
+    assert "garp_consistency.min_mean_ccei  (default 0.86)" in said and "ultimatum.min_acceptance  (default 0.5)" in said
     assert said.count("\n") >= 16
     code, _, errors = gaamas_command("thresholds", str(ROOT / "nowhere"))
     assert code == 2 and "no behaviour file" in errors
