@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     null.add_argument("--agent", action="append", metavar="SPEC",
                       help="a null agent, played at seeds 1..N (repeatable; default: the shipped figures' plan: reference:random "
                       "at 20 seeds, blind coins at 5, the other blind agents at 3)")  # fmt: skip
+    null.add_argument("--readers", action="store_true",
+                      help="measure the positive controls instead: readers that err (reference:reader-0, -0.1, -0.3) at seeds 1..3, "
+                      "whose figures the package keeps in data/reader_met.json")  # fmt: skip
     null.add_argument("--seeds", type=int, default=20, metavar="N", help="with --agent: seeded runs, seeds 1..N (default: 20)")
     null.add_argument("--workers", type=int, default=2, metavar="N", help="pytest-xdist workers per run (default: 2)")
     null.add_argument("-o", "--output", type=Path, default=Path("null_met.json"), metavar="PATH", help="where to write them")
@@ -118,7 +121,11 @@ def _null_rates(arguments: argparse.Namespace) -> int:
         print("gaamas: null-rates needs behaviour files (or a behaviours/ folder here) and 1 to 1000 seeds", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    plan = {agent: tuple(range(1, arguments.seeds + 1)) for agent in arguments.agent} if arguments.agent else null_runs.SHIPPED_PLAN
+    if arguments.agent and arguments.readers:
+        print("gaamas: null-rates takes --agent or --readers, not both", file=sys.stderr)
+        return 2
+    shipped_plan = null_runs.READERS_PLAN if arguments.readers else null_runs.SHIPPED_PLAN
+    plan = {agent: tuple(range(1, arguments.seeds + 1)) for agent in arguments.agent} if arguments.agent else shipped_plan
     before = None
     if arguments.update:
         try:

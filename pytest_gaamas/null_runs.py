@@ -43,6 +43,12 @@ SHIPPED_PLAN = {
         "hash-2-last", "hash-3-last")},
 }  # fmt: skip
 SHIPPED_FILE = "null_met.json"
+#: The positive controls beside them: readers that err (``reference:reader-E``), measured by the same
+#: command into their own file, so that the null runs' checks read null agents alone. Their plan: the
+#: perfect reader and the two error rates the suite's sensitivity is stated at, each at 3 seeds.
+READERS_PLAN = {f"reference:reader-{error}": (1, 2, 3) for error in ("0", "0.1", "0.3")}
+READERS_FILE = "reader_met.json"
+READER_PREFIX = "reference:reader-"
 
 
 @dataclass(frozen=True)
@@ -267,33 +273,35 @@ def met_in_runs(documents: Sequence[Mapping[str, Any]]) -> dict[str, list[list[s
     return runs
 
 
-@lru_cache(maxsize=1)
-def shipped() -> NullRates | None:
-    """The shipped behaviours' figures, or None where the package has none."""
-    path = resources.files("pytest_gaamas.data") / SHIPPED_FILE
+@lru_cache(maxsize=2)
+def shipped(name: str = SHIPPED_FILE) -> NullRates | None:
+    """The shipped behaviours' figures (the null agents', or ``READERS_FILE``'s readers'), or None
+    where the package has none."""
+    path = resources.files("pytest_gaamas.data") / name
     if not path.is_file():
         return None
     return NullRates.from_json(json.loads(path.read_text()))
 
 
 def for_tables(titles: Iterable[str], digests: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """The shipped figures of the tables ``titles``, as a run log keeps them, each marked stale where
-    its behaviour's file (``digests``: behaviour -> digest of the file this run played) has changed."""
-    rates = shipped()
-    if rates is None:
-        return {}
-    found = {}
-    for title in titles:
-        per_agent = rates.tables.get(title)
-        if per_agent:
-            played = [b for b in rates.drawn_by(title) if b in digests] or [rates.table_behaviour.get(title, "")]
-            found[title] = {"agents": {agent: vars(f) for agent, f in sorted(per_agent.items())},
-                            "stale": any(rates.stale(b, digests.get(b)) for b in played)}  # fmt: skip
+    """The shipped figures of the tables ``titles``, as a run log keeps them: the null agents' and the
+    readers', each table marked stale where a behaviour's file (``digests``: behaviour -> digest of
+    the file this run played) has changed since either was measured."""
+    found: dict[str, dict[str, Any]] = {}
+    for rates in filter(None, (shipped(SHIPPED_FILE), shipped(READERS_FILE))):
+        for title in titles:
+            per_agent = rates.tables.get(title)
+            if per_agent:
+                played = [b for b in rates.drawn_by(title) if b in digests] or [rates.table_behaviour.get(title, "")]
+                entry = found.setdefault(title, {"agents": {}, "stale": False})
+                entry["agents"] = dict(sorted((entry["agents"] | {agent: vars(f) for agent, f in per_agent.items()}).items()))
+                entry["stale"] = entry["stale"] or any(rates.stale(b, digests.get(b)) for b in played)
     return found
 
 
 def note(entry: Mapping[str, Any]) -> str:
-    """A table's figures in words, under it: the coin's, and the most any blind agent earned."""
+    """A table's figures in words, under it: the coin's, the most any blind agent earned, and the share
+    of the perfect reader's "met" verdicts that readers that err earn too."""
     agents = entry["agents"]
 
     def said(agent: str) -> str:
@@ -301,9 +309,23 @@ def note(entry: Mapping[str, Any]) -> str:
         return f"{f['met_per_run']:.2g} a run (in {f['runs_with_met']} of {f['runs']} runs)"
 
     parts = [f"reference:random {said('reference:random')}"] if "reference:random" in agents else []
-    blind = [a for a in agents if a != "reference:random"]
+    blind = [a for a in agents if a != "reference:random" and not a.startswith(READER_PREFIX)]
     if blind:
         worst = max(blind, key=lambda a: (agents[a]["met_per_run"], a))
         parts.append(f"of {len(blind)} blind agents, at most {said(worst)}, {worst.removeprefix('reference:')}")
     stale = "; measured before this behaviour last changed: measure again with python -m pytest_gaamas null-rates"
-    return "met without reading the game, in seeded null runs: " + "; ".join(parts) + (stale if entry.get("stale") else "")
+    said_null = ("met without reading the game, in seeded null runs: " + "; ".join(parts)) if parts else ""
+    return "; ".join(filter(None, (said_null, reader_note(agents)))) + (stale if entry.get("stale") else "")
+
+
+def reader_note(agents: Mapping[str, Mapping[str, Any]]) -> str:
+    """The readers' sensitivity in words: of the cells the perfect reader meets a run, the share each
+    reader that errs meets; empty where they were not measured, or the perfect reader meets nothing."""
+    perfect = agents.get(f"{READER_PREFIX}0")
+    if not perfect or not perfect["met_per_run"]:
+        return ""
+    erring = sorted((a for a in agents if a.startswith(READER_PREFIX) and a != f"{READER_PREFIX}0"), key=lambda a: float(a.removeprefix(READER_PREFIX)))
+    shares = [f"{min(1.0, agents[a]['met_per_run'] / perfect['met_per_run']):.2f} ({float(a.removeprefix(READER_PREFIX)):.0%} errors)"
+              for a in erring]  # fmt: skip
+    return (f"readers that err met {' and '.join(shares)} of the {perfect['met_per_run']:.3g} cells a run the perfect reader meets"
+            if shares else "")
