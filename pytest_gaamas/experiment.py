@@ -67,15 +67,8 @@ class Experiment:
                                  self.collector, {} if replayed is None else replayed)  # fmt: skip
         #: The valid observations behind each score of this item that carries a verdict.
         self.judged_observations: list[int] = []
-        #: The sequential design (``run_looks``): the look playing now, the trial counts of the looks
-        #: the design has (set where the behaviour asks ``trials``), and whether a score of this look
-        #: that an interval helper judged is inconclusive.
-        self.look = 0
-        #: Each look's trials as a multiple of the paper's count (1, 2, 4 by default), fixed by the first ask.
-        self.design: tuple[int, ...] = ()
-        self.undecided = False
-        #: The looks the design went past: their trials and verdicts, kept in the details of the last.
-        self.looked: list[dict[str, Any]] = []
+        #: The item's sequential design: a look a run of its body (``run_looks``).
+        self.looks = Looks(settings.max_trials)
 
     # -- settings a behaviour reads -------------------------------------------------------------
 
@@ -85,70 +78,8 @@ class Experiment:
 
     def trials(self, paper_count: int) -> int:
         """The number of trials: --gaamas-trials if given (a fixed design), else this look's count of
-        the sequential design that starts at the paper's count for this experiment (``looks``)."""
-        if self.settings.trials:
-            return self.settings.trials
-        if not self.design:  # the item's first ask fixes its looks; a later one plays as many times its own count
-            self.design = tuple(count // paper_count for count in looks(paper_count, self.settings.max_trials))
-        look = min(self.look, len(self.design) - 1)
-        self._spend(look)
-        if self.table is not None:
-            self.table.trials = paper_count * self.design[look]
-        return paper_count * self.design[look]
-
-    def _spend(self, look: int) -> None:
-        """The table family's share of the level for ``look`` of the item's design."""
-        if self.table is not None and self.design:
-            self.table.share, self.table.look, self.table.looks = verdicts.look_shares(len(self.design))[look], look, len(self.design)
-
-    def run_looks(self, call: Callable[[], object]) -> None:
-        """Run the item's body once a look of its sequential design: again with the next look's trials
-        where a score an interval helper judged is inconclusive, or missed where the helper was asked
-        whether it is at chance, and the design has a look left, the
-        looks before it taken out of the record. A replay that does not hold the next look's trials
-        leaves the verdict of the last look it held, and the finding says what more trials would need."""
-        kept: tuple[runlog.Look, VerdictNotMet] | None = None
-        test_id = self.item.nodeid
-        while True:
-            mark = self.collector.mark(test_id)
-            self._begin_look()
-            try:
-                call()
-                return
-            except NotRecordedYet:
-                assert kept is not None, "only a later look extends a recorded cell"
-                self.collector.take(test_id, mark)
-                self.collector.restore(test_id, kept[0])
-                previous = kept[1]
-                held = self.looked[-1]["trials"]
-                raise type(previous)(f"{previous}; {2 * held} trials would decide more, and a replay holds {held}: record them "
-                                     "with --gaamas-record=new_episodes") from None  # fmt: skip
-            except (VerdictInconclusive, VerdictMissed) as finding:
-                if not (self.undecided and self.look + 1 < len(self.design) and self._spent_its_share()):
-                    raise
-                kept = (self.collector.take(test_id, mark), finding)
-                self.looked.append({"trials": self.table.trials if self.table else 0, "verdict": finding.verdict.value})
-                self.look += 1
-
-    def _spent_its_share(self) -> bool:
-        """Whether every verdict of this look spent only its look's share: none was judged before the
-        design was known, and no claim was decided by p-value at its whole level."""
-        table = self.table
-        if table is None or table.claims:
-            return False
-        share = verdicts.look_shares(len(self.design))[self.look]
-        return all(judgement.share == share for judgement in table.judged)
-
-    def _begin_look(self) -> None:
-        self.undecided = False
-        self.judged_observations.clear()
-        self.recorder.invalid_reasons.clear()
-        self.recorder.strategy = None
-        self.recorder.extending = self.look > 0
-        if self.table is not None:
-            self.table.judged.clear()
-            self.table.share, self.table.look, self.table.looks, self.table.trials, self.table.claims = 1.0, 0, 1, 0, 0
-            self._spend(self.look)
+        the sequential design that starts at the paper's count for this experiment (``Looks``)."""
+        return self.settings.trials or self.looks.count(paper_count, self.table)
 
     def temperature(self, paper_value: float) -> float:
         return paper_value if self.settings.temperature is None else self.settings.temperature
@@ -157,6 +88,18 @@ class Experiment:
         """A pass threshold, overridable as --gaamas-threshold BEHAVIOUR.NAME=VALUE (or NAME=VALUE)."""
         overrides = self.settings.thresholds
         return overrides.get(f"{self.behaviour}.{name}", overrides.get(name, default))
+
+    def run_looks(self, call: Callable[[], object]) -> None:
+        """Run the item's body once a look of its sequential design (``Looks.run``)."""
+        self.looks.run(self, call)
+
+    def begin_look(self) -> None:
+        """What one look of the body starts afresh: what it judged, played and found unusable."""
+        self.judged_observations.clear()
+        self.recorder.invalid_reasons.clear()
+        self.recorder.strategy = None
+        self.recorder.extending = self.looks.look > 0
+        self.looks.begin(self.table)
 
     # -- playing (``recording.Recorder``) ---------------------------------------------------------------
 
@@ -253,10 +196,7 @@ class Experiment:
         if judged is not None:
             self.judged_observations.append(estimate.n)
         decided = self.table.judgement(estimate) if self.table is not None and judged is not None else None
-        # What more trials may decide: a cell that cannot tell met from missed, or a miss not yet shown at chance.
-        self.undecided |= decided is not None and (judged is Verdict.INCONCLUSIVE or (judged is Verdict.MISSED and decided.chance_asked))
-        if self.looked and judged is not None:
-            details = {**(details or {}), "looks": [*self.looked, {"trials": self.table.trials if self.table else 0, "verdict": judged.value}]}
+        details = self.looks.judged(judged, decided, details, self.table)
         score = score_of(
             behaviour=self.behaviour, test_id=self.item.nodeid, model=self.model.spec, variant=self.variant, estimate=estimate,
             judged=judged, decided=decided, invalid_reasons=self.invalid_reasons, strategy=self.strategy, table=table, metric=metric,
@@ -290,6 +230,90 @@ class Experiment:
     def reference(self, *, table: str, label: str, cells: Mapping[str, str], source: str, status: str) -> None:
         """A row of human or benchmark figures to show under the models in ``table``."""
         self.collector.reference(ReferenceRow(table=table, label=label, cells=dict(cells), source=source, status=status))
+
+
+class Looks:
+    """An item's sequential design: each look runs its body with more trials, twice the look before,
+    while a score an interval helper judged is inconclusive (or missed where the helper was asked
+    whether it is at chance) and a look is left, each look spending its share of the level
+    (``verdicts.look_shares``). The looks before the last are taken out of the record; a replay that
+    does not hold the next look's trials leaves the verdict of the last look it held, and the finding
+    says what recording more would take."""
+
+    def __init__(self, most: int | None) -> None:
+        self.most = most
+        #: The look playing now.
+        self.look = 0
+        #: Each look's trials as a multiple of the paper's count (1, 2, 4 by default), fixed by the first ask.
+        self.design: tuple[int, ...] = ()
+        #: Whether a score of this look that an interval helper judged is one more trials may decide.
+        self.undecided = False
+        #: The looks the design went past: their trials and verdicts, kept in the details of the last.
+        self.looked: list[dict[str, Any]] = []
+
+    def count(self, paper_count: int, table: verdicts.TableFamily | None) -> int:
+        """This look's trials, and its share of the level spent by the table's verdicts."""
+        if not self.design:  # the item's first ask fixes its looks; a later one plays as many times its own count
+            self.design = tuple(count // paper_count for count in looks(paper_count, self.most))
+        look = min(self.look, len(self.design) - 1)
+        self.spend(table)
+        if table is not None:
+            table.trials = paper_count * self.design[look]
+        return paper_count * self.design[look]
+
+    def spend(self, table: verdicts.TableFamily | None) -> None:
+        """The table family's share of the level for this look of the design, once it is known."""
+        if table is not None and self.design:
+            look = min(self.look, len(self.design) - 1)
+            table.share, table.look, table.looks = verdicts.look_shares(len(self.design))[look], look, len(self.design)
+
+    def begin(self, table: verdicts.TableFamily | None) -> None:
+        self.undecided = False
+        if table is not None:
+            table.judged.clear()
+            table.share, table.look, table.looks, table.trials, table.claims = 1.0, 0, 1, 0, 0
+            self.spend(table)
+
+    def judged(self, judged: Verdict | None, decided: verdicts.Judgement | None, details: Mapping[str, Any] | None,
+               table: verdicts.TableFamily | None) -> Mapping[str, Any] | None:  # fmt: skip
+        """A score's verdict noted (can more trials decide it?), and its details with the looks gone past."""
+        self.undecided |= decided is not None and (judged is Verdict.INCONCLUSIVE or (judged is Verdict.MISSED and decided.chance_asked))
+        if not self.looked or judged is None:
+            return details
+        return {**(details or {}), "looks": [*self.looked, {"trials": table.trials if table else 0, "verdict": judged.value}]}
+
+    def may_look_again(self, table: verdicts.TableFamily | None) -> bool:
+        """Whether more trials may decide this look's verdict, a look is left, and every verdict of this
+        look spent only its share: none judged before the design was known, no claim decided by
+        p-value at its whole level."""
+        if not (self.undecided and self.look + 1 < len(self.design)) or table is None or table.claims:
+            return False
+        share = verdicts.look_shares(len(self.design))[self.look]
+        return all(judgement.share == share for judgement in table.judged)
+
+    def run(self, experiment: Experiment, call: Callable[[], object]) -> None:
+        """The body run once a look, until a look decides, or the design or the recordings end."""
+        kept: tuple[runlog.Look, VerdictNotMet] | None = None
+        collector, test_id = experiment.collector, experiment.item.nodeid
+        while True:
+            mark = collector.mark(test_id)
+            experiment.begin_look()
+            try:
+                call()
+                return
+            except NotRecordedYet:
+                assert kept is not None, "only a later look extends a recorded cell"
+                collector.take(test_id, mark)
+                collector.restore(test_id, kept[0])
+                previous, held = kept[1], self.looked[-1]["trials"]
+                raise type(previous)(f"{previous}; {2 * held} trials would decide more, and a replay holds {held}: record them "
+                                     "with --gaamas-record=new_episodes") from None  # fmt: skip
+            except (VerdictInconclusive, VerdictMissed) as finding:
+                if not self.may_look_again(experiment.table):
+                    raise
+                kept = (collector.take(test_id, mark), finding)
+                self.looked.append({"trials": experiment.table.trials if experiment.table else 0, "verdict": finding.verdict.value})
+                self.look += 1
 
 
 #: How many times the paper's count of trials the last look of the default design plays.

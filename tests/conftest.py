@@ -44,10 +44,18 @@ PAPER_TRIALS = 30
 #: Behaviours whose cells play another number of trials than the paper's 30: the commons plays 10
 #: societies of 4 villagers over 10 rounds a cell.
 TRIALS_PER_CELL = {"commons": 10}
-#: The trial counts a behaviour's plays may have: the prisoner's dilemma's named action cells play
-#: 120 trials (its option orders crossed with which label names which action, 30 of each pattern),
-#: its strategy cells and generated dilemmas the paper's 30.
-PLAY_TRIALS = {"rational_vs_credible": {PAPER_TRIALS, 120}}
+#: The looks of a cell's sequential design: it plays the paper's count, then twice and four times it
+#: where the trials cannot decide (what a replay holds of them).
+LOOKS = (1, 2, 4)
+#: The trial counts a behaviour's plays may have: each look of its count; the prisoner's dilemma's named
+#: action cells play 120 trials (its option orders crossed with which label names which action, 30 of each
+#: pattern), its strategy cells and generated dilemmas the paper's 30, each with its looks.
+PLAY_TRIALS = {"rational_vs_credible": {k * count for count in (PAPER_TRIALS, 120) for k in LOOKS}}
+
+
+def play_trials(behaviour: str) -> set[int]:
+    """The trial counts a play of ``behaviour`` may have."""
+    return PLAY_TRIALS.get(behaviour, {k * TRIALS_PER_CELL.get(behaviour, PAPER_TRIALS) for k in LOOKS})
 
 
 def run_behaviours(tmp: Path, *options: str) -> tuple[int, dict, str]:

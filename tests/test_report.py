@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PAPER_TRIALS, PLAY_TRIALS, ROOT, SHIPPED, TRIALS_PER_CELL, gaamas_command, outcomes
+from conftest import ROOT, SHIPPED, gaamas_command, outcomes, play_trials
 from hypothesis import given
 from hypothesis import strategies as st
 from test_drawing import checked
@@ -99,8 +99,7 @@ def test_the_run_log_keeps_every_trial_of_every_item(smollm2_replay):
         assert item.plays, item.test_id
         for play_id in item.plays:
             play = log.plays[play_id]
-            counts = PLAY_TRIALS.get(item.behaviour, {TRIALS_PER_CELL.get(item.behaviour, PAPER_TRIALS)})
-            assert len(play.trials) in counts, item.test_id
+            assert len(play.trials) in play_trials(item.behaviour), item.test_id
             assert [t["trial"] for t in play.trials] == list(range(len(play.trials))), item.test_id
             for trial in play.trials:
                 for round_ in trial["rounds"]:
