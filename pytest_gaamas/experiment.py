@@ -255,17 +255,17 @@ class Looks:
         """This look's trials, and its share of the level spent by the table's verdicts."""
         if not self.design:  # the item's first ask fixes its looks; a later one plays as many times its own count
             self.design = tuple(count // paper_count for count in looks(paper_count, self.most))
-        look = min(self.look, len(self.design) - 1)
-        self.spend(table)
+        trials = paper_count * self.design[self.spend(table)]
         if table is not None:
-            table.trials = paper_count * self.design[look]
-        return paper_count * self.design[look]
+            table.trials = trials
+        return trials
 
-    def spend(self, table: verdicts.TableFamily | None) -> None:
-        """The table family's share of the level for this look of the design, once it is known."""
+    def spend(self, table: verdicts.TableFamily | None) -> int:
+        """The table family's share of the level for this look of the design, once it is known; the look."""
+        look = min(self.look, len(self.design) - 1)
         if table is not None and self.design:
-            look = min(self.look, len(self.design) - 1)
             table.share, table.look, table.looks = verdicts.look_shares(len(self.design))[look], look, len(self.design)
+        return look
 
     def begin(self, table: verdicts.TableFamily | None) -> None:
         self.undecided = False

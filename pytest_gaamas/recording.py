@@ -216,15 +216,13 @@ class Recorder:
                 if tape is not None and self.concurrency > 1:
                     cassettes.in_trial_order(tape, [r.seed for record in fresh for r in record.rounds], start)
             complete = True
-        except MissingCassette as error:
-            if not self.extending:
-                failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
-            else:
-                not_recorded = NotRecordedYet(f"{trials} trials are not all recorded")
         except GaamasError as error:
-            failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
-            if isinstance(error, ModelUnavailable):
-                self.unavailable[self.model.spec] = failure  # the model's other items are skipped with it
+            if self.extending and isinstance(error, MissingCassette):  # a later look the recordings do not hold: the look before stands
+                not_recorded = NotRecordedYet(f"{trials} trials are not all recorded")
+            else:
+                failure = f"{self.model.spec}: {redact_text(str(error), limit=None)}"
+                if isinstance(error, ModelUnavailable):
+                    self.unavailable[self.model.spec] = failure  # the model's other items are skipped with it
         finally:
             if journal is not None:
                 journal.close(complete=complete)
