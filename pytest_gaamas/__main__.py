@@ -1,6 +1,7 @@
 """``python -m pytest_gaamas report RUN -o report.html``: the report of a run saved earlier.
 ``python -m pytest_gaamas null-rates [FILES] [--update]``: the "met" verdicts agents that never read the game earn, per table.
 ``python -m pytest_gaamas thresholds [PATHS]``: the thresholds each behaviour reads, for --gaamas-threshold.
+``python -m pytest_gaamas cue-audit [FILES]``: the cues of the prompts that pick the right answer more often than chance.
 ``python -m pytest_gaamas options-table``: the table of options in docs/options.md, from what --help says."""
 
 from __future__ import annotations
@@ -53,6 +54,21 @@ def main(argv: list[str] | None = None) -> int:
         description="The thresholds each behaviour file reads (gaamas.threshold), with their defaults as written.",
     )  # fmt: skip
     listing.add_argument("files", nargs="*", default=["behaviours"], metavar="PATH", help="behaviour files or folders (default: behaviours)")
+    audit = commands.add_parser(
+        "cue-audit", help="find cues on the prompts' surface that pick the right answer more often than chance",
+        description="Play behaviour files offline with reference:random, keeping every prompt with its answer form and the "
+        "answer that reads the game, and count, in every judged unit (a test item's actions), how often each cue of the bank "
+        "(a place in the listing, a label's spelling, what a message, line, sentence or clause names first, last, most or "
+        "least recently, the k-th name from either end, the option beside the largest or smallest number) picks that "
+        "answer. Exits 1 when a cue agrees more than the tolerance above chance somewhere.",
+    )  # fmt: skip
+    audit.add_argument("files", nargs="*", type=Path, metavar="FILE", help="behaviour files (default: those of behaviours/ that hold a judged test)")
+    audit.add_argument("--all", action="store_true", help="audit every option an actions cell asks, not only those its criterion judges")
+    audit.add_argument("--words", action="store_true",
+                       help="also try every pair of cues a word or word pair of the prompt switches between (slower; a search over "
+                       "many rules, so some agreement above chance is expected of it)")  # fmt: skip
+    audit.add_argument("--tolerance", type=float, default=None, metavar="T", help="how far above chance a cue may agree (default: 0.1)")
+    audit.add_argument("--json", type=Path, metavar="PATH", help="also write every finding to PATH")
     table = commands.add_parser(
         "options-table", help="print the Markdown table of the --gaamas options that docs/options.md holds",
         description="The table of every --gaamas option, from the definitions --help reads (pytest_gaamas/settings.py); "
@@ -64,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         return _options_table(arguments.update)
     if arguments.command == "null-rates":
         return _null_rates(arguments)
+    if arguments.command == "cue-audit":
+        return _cue_audit(arguments)
     if arguments.command == "thresholds":
         return _thresholds(arguments.files)
 
@@ -111,6 +129,36 @@ def _thresholds(paths: list[str]) -> int:
         for name, default in sorted((names or {}).items()):
             print(terminal(f"{behaviour}.{name}  (default {default})"))
     return 0
+
+
+def _cue_audit(arguments: argparse.Namespace) -> int:
+    import tempfile
+
+    from . import cues
+
+    files = arguments.files or (sorted(Path("behaviours").glob("test_*.py")) if arguments.all else cues.judged_files())
+    if not files:
+        print("gaamas: cue-audit needs behaviour files (or a behaviours/ folder here)", file=sys.stderr)
+        return 2
+    tolerance = cues.TOLERANCE if arguments.tolerance is None else arguments.tolerance
+    if not 0 <= tolerance < 1:
+        print(f"gaamas: cue-audit --tolerance is a share between 0 and 1, not {tolerance}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gaamas-cues-") as folder:
+        try:
+            units, found = cues.audit_files(files, Path(folder), every=arguments.all, words=arguments.words, tolerance=tolerance)
+        except RuntimeError as error:
+            print(terminal(f"gaamas: cue-audit: {error}"), file=sys.stderr)
+            return 2
+    for line in cues.summary(found):
+        print(terminal(line))
+    if arguments.json:
+        write_atomically(arguments.json, (json.dumps([f.as_json() for f in found], indent=1) + "\n").encode(), what="findings")
+    flagged = len({(f.unit, f.field) for f in found})
+    print(terminal(f"gaamas: cue-audit: {len(units)} units, {flagged} fields with a cue over {tolerance:g} above chance, "
+                   f"{time.perf_counter() - started:.0f} s"))
+    return 1 if found else 0
 
 
 def _null_rates(arguments: argparse.Namespace) -> int:

@@ -1,0 +1,381 @@
+"""The cue audit: does any cue on the surface of the prompts pick the answer that reads the game more
+often than chance, within a judged unit?
+
+A blind agent answers from the surface: a place in the answer form's listing, a label's spelling, what
+a message, its last line, sentence or clause names first, last, most or least recently, the k-th name
+from either end (an echo of a history at lag k), the option beside the largest or smallest number, and
+any of these switched by a word the prompt holds or lacks. This module reads the prompts the suite asks
+(``cue_capture`` keeps them, with their answer forms and right answers) and, for every judged unit (a
+test item) and every option of its answers, counts how often each cue of that bank agrees with the
+right answer, against the share a uniformly random legal answer agrees with it. No model is needed, so
+the bank is played whole over every prompt of every unit.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import runlog
+
+#: A cue's answer where it reads nothing (the option it names is not written): credited at chance.
+ABSTAINS = None
+#: How far above chance a cue may agree with the right answer before the audit names it: a design
+#: balanced to within a trial or two per level leaves every cue within a few points of chance.
+TOLERANCE = 0.1
+#: The answer fields each judged test rewards against the answer that reads the game, by the test's
+#: name: where a blind agent's agreement with that answer is what a criterion counts. Strategy cells are
+#: not audited: a blind agent writes no code, and a strategy reads the game's data, never its prompt.
+JUDGED: dict[str, tuple[str, ...]] = {
+    "test_first_order_rationality": ("action",),
+    "test_second_order_rationality": ("action",),
+    "test_belief_refinement": ("prediction", "move"),
+    "test_belief_use": ("prediction", "move"),
+    "test_coordination": ("prediction", "move"),
+    "test_rational_vs_credible": ("action",),
+    "test_payoff_sensitivity": ("action",),
+    "test_preference_alignment": ("option",),
+    "test_ultimatum": ("decision",),
+}
+#: How far back in a scope the echo cues read: the k-th name from its start and from its end.
+ECHO_LAGS = 6
+_SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
+_CLAUSE = re.compile(r"[,;:]\s*|\s+(?:or|and|but|if|then)\s+")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:\.\d+)?")
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One option-valued answer asked in a unit: the prompt's messages, the options listed in the
+    answer form, and the one that reads the game."""
+
+    messages: tuple[str, ...]
+    options: tuple[str, ...]
+    right: str
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.messages)
+
+
+SCOPES = ("prompt", "first message", "last message", "last line", "last sentence", "last clause",
+          "last message but its last line")
+
+
+def _scopes(messages: Sequence[str]) -> dict[str, str]:
+    last = messages[-1] if messages else ""
+    lines = [line for line in last.split("\n") if line.strip()]
+    sentences = [s for s in _SENTENCE.split(last) if s.strip()]
+    final = sentences[-1] if sentences else ""
+    clauses = [c for c in _CLAUSE.split(final) if c.strip()]
+    return {
+        "prompt": "\n".join(messages),
+        "first message": messages[0] if messages else "",
+        "last message": last,
+        "last line": lines[-1] if lines else "",
+        "last sentence": final,
+        "last clause": clauses[-1] if clauses else "",
+        "last message but its last line": "\n".join(lines[:-1]),
+    }
+
+
+def _mentions(text: str, options: Sequence[str]) -> list[str]:
+    """The options a text names, in the order it names them, each as often as it does (whole words)."""
+    found = []
+    for option in options:
+        word = rf"(?<![A-Za-z0-9]){re.escape(option)}(?![A-Za-z0-9])"
+        found += [(m.start(), option) for m in re.finditer(word, text)]
+    return [option for _, option in sorted(found)]
+
+
+def _only(candidates: Iterable[str]) -> str | None:
+    distinct = set(candidates)
+    return distinct.pop() if len(distinct) == 1 else ABSTAINS
+
+
+def _extreme(scores: Mapping[str, float], *, most: bool) -> str | None:
+    if not scores:
+        return ABSTAINS
+    best = (max if most else min)(scores.values())
+    return _only(o for o, s in scores.items() if s == best)
+
+
+def _beside_numbers(parts: Iterable[str], options: Sequence[str], *, most: bool, last_named: bool) -> str | None:
+    """The option a part (a line, a sentence) names last (or first) where that part holds the largest
+    (or smallest) number the text writes beside an option."""
+    scores: dict[str, float] = {}
+    for part in parts:
+        numbers = [float(n) for n in _NUMBER.findall(part)]
+        named = _mentions(part, options) if numbers else []
+        if not named:
+            continue
+        value, option = (max if most else min)(numbers), named[-1 if last_named else 0]
+        scores[option] = (max if most else min)(scores.get(option, value), value)
+    return _extreme(scores, most=most)
+
+
+def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """Every cue of the bank read off one prompt: (the cue, the option it picks or ABSTAINS)."""
+    picks: list[tuple[str, str | None]] = []
+    for k in range(3):
+        picks.append((f"option {k + 1} listed", options[min(k, len(options) - 1)]))
+        picks.append((f"option {k + 1} from the end of the listing", options[-1 - min(k, len(options) - 1)]))
+    picks += [("the label that sorts first", min(options)), ("the label that sorts last", max(options)),
+              ("the shortest label", _extreme({o: len(o) for o in options}, most=False)),
+              ("the longest label", _extreme({o: len(o) for o in options}, most=True))]
+    for scope, text in _scopes(messages).items():
+        names = _mentions(text, options)
+        order = list(dict.fromkeys(names))
+        recency = list(dict.fromkeys(reversed(names)))
+        counts = {o: float(names.count(o)) for o in options}
+        within = f"in the {scope}"
+        picks += [
+            (f"named first {within}", order[0] if order else ABSTAINS),
+            (f"named second {within}", order[1] if len(order) > 1 else ABSTAINS),
+            (f"named first last {within}", order[-1] if order else ABSTAINS),
+            (f"named most recently {within}", recency[0] if recency else ABSTAINS),
+            (f"named second most recently {within}", recency[1] if len(recency) > 1 else ABSTAINS),
+            (f"named least recently {within}", recency[-1] if recency else ABSTAINS),
+            (f"listed after the one named most recently {within}",
+             options[(options.index(recency[0]) + 1) % len(options)] if recency else ABSTAINS),
+            (f"listed before the one named most recently {within}",
+             options[(options.index(recency[0]) - 1) % len(options)] if recency else ABSTAINS),
+            (f"named most often {within}", _extreme(counts, most=True) if names else ABSTAINS),
+            (f"named least often {within}", _extreme(counts, most=False) if names else ABSTAINS),
+        ]
+        for k in range(ECHO_LAGS):
+            picks.append((f"name {k + 1} from the start of the {scope}", names[k] if len(names) > k else ABSTAINS))
+            picks.append((f"name {k + 1} from the end of the {scope}", names[-1 - k] if len(names) > k else ABSTAINS))
+        for most in (True, False):
+            extreme = "largest" if most else "smallest"
+            picks.append((f"named last on the line with the {extreme} number {within}",
+                          _beside_numbers(text.split("\n"), options, most=most, last_named=True)))
+            picks.append((f"named first in the sentence with the {extreme} number {within}",
+                          _beside_numbers(_SENTENCE.split(text), options, most=most, last_named=False)))
+    return tuple(picks)
+
+
+@dataclass
+class Bank:
+    """The base cues, read once per distinct prompt and answer form."""
+
+    names: tuple[str, ...] = ()
+    _read: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str | None, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def full(cls) -> Bank:
+        return cls(tuple(name for name, _ in _read(("x",), ("x", "y"))))
+
+    def picks(self, asked: Asked) -> tuple[str | None, ...]:
+        key = (asked.messages, asked.options)
+        if key not in self._read:
+            self._read[key] = tuple(pick for _, pick in _read(*key))
+        return self._read[key]
+
+    def agreement(self, asked: Sequence[Asked]) -> np.ndarray:
+        """For each prompt (rows) and cue (columns): 1 where the cue picks the right answer, 0 where it
+        picks another, and chance (1/k) where it abstains."""
+        table = np.zeros((len(asked), len(self.names)))
+        for row, one in enumerate(asked):
+            chance = 1 / len(one.options)
+            table[row] = [chance if picked is ABSTAINS else float(picked == one.right) for picked in self.picks(one)]
+        return table
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def words_of(messages: tuple[str, ...]) -> frozenset[str]:
+    """The words and adjacent word pairs of a prompt, case folded: what a habit keyed to a phrase reads."""
+    words = _WORD.findall("\n".join(messages).lower())
+    return frozenset(words) | frozenset(f"{a} {b}" for a, b in itertools.pairwise(words))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A cue that agrees with the right answer in a unit more often than chance."""
+
+    unit: str
+    field: str
+    cue: str
+    agreed: float
+    chance: float
+    n: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"unit": self.unit, "field": self.field, "cue": self.cue, "agreed": round(self.agreed, 4),
+                "chance": round(self.chance, 4), "n": self.n}
+
+
+@dataclass
+class Unit:
+    """The option-valued answers one judged unit asked, field by field."""
+
+    name: str
+    fields: dict[str, list[Asked]] = field(default_factory=dict)
+
+
+def audit(units: Iterable[Unit], bank: Bank, *, tolerance: float = TOLERANCE, words: bool = False) -> list[Finding]:
+    """Every cue of the bank that agrees with the right answer in a unit's field by more than
+    ``tolerance`` above chance; with ``words``, also every pair of cues a word switches between (one
+    where the prompt holds the word, the other where it does not) that agrees more than any cue alone."""
+    found = []
+    for unit in units:
+        for name, asked in unit.fields.items():
+            if not asked:
+                continue
+            table = bank.agreement(asked)
+            chance = float(np.mean([1 / len(a.options) for a in asked]))
+            n = len(asked)
+            agreed = table.mean(axis=0)
+            for column in np.flatnonzero(agreed > chance + tolerance):
+                found.append(Finding(unit.name, name, bank.names[column], float(agreed[column]), chance, n))
+            if words:
+                found += _switched(unit.name, name, asked, table, bank, chance, tolerance)
+    return found
+
+
+def _switched(unit: str, name: str, asked: Sequence[Asked], table: np.ndarray, bank: Bank, chance: float,
+              tolerance: float) -> list[Finding]:
+    vocabulary: dict[str, list[int]] = {}
+    for row, one in enumerate(asked):
+        for word in words_of(one.messages):
+            vocabulary.setdefault(word, []).append(row)
+    n = len(asked)
+    totals = table.sum(axis=0)
+    best_alone = totals.max()
+    found = []
+    for word, rows in vocabulary.items():
+        if len(rows) in (0, n):
+            continue
+        present = table[rows].sum(axis=0)
+        absent = totals - present
+        i, j = int(present.argmax()), int(absent.argmax())
+        agreed = (present[i] + absent[j]) / n
+        if agreed > chance + tolerance and present[i] + absent[j] > best_alone:
+            found.append(Finding(unit, name, f"with '{word}': {bank.names[i]}; without: {bank.names[j]}", float(agreed), chance, n))
+    return found
+
+
+def summary(found: Sequence[Finding], *, shown: int = 2) -> list[str]:
+    """One line per unit and field that a cue predicts: its strongest cues, with chance beside them."""
+    by_unit: dict[tuple[str, str], list[Finding]] = {}
+    for finding in found:
+        by_unit.setdefault((finding.unit, finding.field), []).append(finding)
+    lines = []
+    for (unit, name), findings in sorted(by_unit.items()):
+        findings.sort(key=lambda f: -f.agreed)
+        best = "; ".join(f"{f.cue} {f.agreed:.2f}" for f in findings[:shown])
+        more = f" (+{len(findings) - shown} more)" if len(findings) > shown else ""
+        lines.append(f"{unit} {name}: chance {findings[0].chance:.2f}, n {findings[0].n}: {best}{more}")
+    return lines
+
+
+# -- reading what a run asked ------------------------------------------------------------------------
+
+
+def _key(messages: Sequence[str]) -> str:
+    return hashlib.sha256("\x00".join(messages).encode()).hexdigest()
+
+
+def read_capture(path: Path) -> dict[str, dict[str, Any]]:
+    """What ``cue_capture`` kept at ``path`` (and at ``path``.gwN, its xdist workers'), by prompt."""
+    kept = {}
+    for one in [path, *sorted(path.parent.glob(path.name + ".gw*"))]:
+        if not one.exists():
+            continue
+        with open(one, encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                kept[_key(record["messages"])] = record
+    return kept
+
+
+def option_fields(schema: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The answer's option-valued fields and their options, as listed ("" for an answer that is one)."""
+    if "enum" in schema:
+        return {"": tuple(map(str, schema["enum"]))}
+    return {name: tuple(map(str, spec["enum"])) for name, spec in schema.get("properties", {}).items() if "enum" in spec}
+
+
+def judged_fields(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """The answer fields of ``item`` that its criterion judges against the answer that reads the game."""
+    if item.get("variant", {}).get("generation") == "strategy":
+        return ()
+    return JUDGED.get(item["test_id"].partition("::")[2].partition("[")[0], ())
+
+
+def units_of(run: Mapping[str, Any], captured: Mapping[str, Mapping[str, Any]],
+             fields: Callable[[Mapping[str, Any]], Iterable[str]] = judged_fields) -> list[Unit]:
+    """The judged units of a run log, each with the option-valued answers its plays asked in the
+    fields ``fields`` says its criterion judges."""
+    units = []
+    for item in run["items"]:
+        wanted = set(fields(item))
+        if not wanted:
+            continue
+        unit = Unit(item["test_id"])
+        for play in item["plays"]:
+            for trial in run["plays"][play]["trials"]:
+                for one in runlog._shared_expanded(trial.get("rounds", ())):
+                    record = captured.get(_key([m.get("content", "") for m in one.get("messages", ())]))
+                    if record is None:
+                        continue
+                    for name, options in option_fields(record["schema"]).items():
+                        if name not in wanted:
+                            continue
+                        right = record["right"] if name == "" else record["right"].get(name)
+                        if right is None:
+                            continue
+                        unit.fields.setdefault(name, []).append(Asked(tuple(record["messages"]), options, str(right)))
+        if unit.fields:
+            units.append(unit)
+    return units
+
+
+def every_field(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every option-valued field of every unit, strategy cells aside: ``cue-audit --all``."""
+    return () if item.get("variant", {}).get("generation") == "strategy" else ("", *tuple(_ALL_FIELDS))
+
+
+#: The option fields any shipped game's answer holds, for ``every_field``.
+_ALL_FIELDS = ("action", "move", "prediction", "option", "decision", "choice")
+
+
+def judged_files(folder: Path = Path("behaviours")) -> list[Path]:
+    """The behaviour files of ``folder`` that hold a test the audit judges (``JUDGED``)."""
+    return sorted(path for path in folder.glob("test_*.py")
+                  if any(re.search(rf"^def {name}\(", path.read_text(encoding="utf-8"), re.MULTILINE) for name in JUDGED))
+
+
+def capture(files: Sequence[Path], folder: Path, *, agent: str = "reference:random", workers: int = 2) -> tuple[Path, Path]:
+    """Play ``files`` with ``agent`` (offline: a reference agent), keeping every prompt it is asked
+    with its answer form and right answer, and the run log that says which unit asked which."""
+    asked, run = folder / "asked.jsonl", folder / "run.json"
+    command = [sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider", "-p", "pytest_gaamas.cue_capture",
+               f"--gaamas-cue-capture={asked}", f"--gaamas-model={agent}", f"--gaamas-json={run}",
+               f"--gaamas-journal-dir={folder / 'journal'}", "-n", str(workers)]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "true"})
+    if not run.exists():
+        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        raise RuntimeError("the run that keeps the prompts failed: " + " | ".join(tail))
+    return asked, run
+
+
+def audit_files(files: Sequence[Path], folder: Path, *, every: bool = False, words: bool = False,
+                tolerance: float = TOLERANCE, workers: int = 2) -> tuple[list[Unit], list[Finding]]:
+    """Capture what ``files`` ask and audit it: the units audited and what the audit found."""
+    asked, run = capture(files, folder, workers=workers)
+    units = units_of(json.loads(run.read_text()), read_capture(asked), every_field if every else judged_fields)
+    return units, audit(units, Bank.full(), tolerance=tolerance, words=words)
