@@ -185,6 +185,11 @@ class Bank:
             self._read[key] = tuple(pick for _, pick in _read(*key))
         return self._read[key]
 
+    def habits(self) -> list[int]:
+        """The cues that read the answer form alone (a place in its listing, a label's spelling): what a
+        habit keyed to a word switches between."""
+        return [i for i, name in enumerate(self.names) if name.startswith(("option ", "the "))]
+
     def agreement(self, asked: Sequence[Asked]) -> np.ndarray:
         """For each prompt (rows) and cue (columns): 1 where the cue picks the right answer, 0 where it
         picks another, and chance (1/k) where it abstains."""
@@ -228,8 +233,10 @@ class Unit:
 
 def audit(units: Iterable[Unit], bank: Bank, *, tolerance: float = TOLERANCE, words: bool = False) -> list[Finding]:
     """Every cue of the bank that agrees with the right answer in a unit's field by more than
-    ``tolerance`` above chance; with ``words``, also every pair of cues a word switches between (one
-    where the prompt holds the word, the other where it does not) that agrees more than any cue alone."""
+    ``tolerance`` above chance; with ``words``, also every habit keyed to a word: a pair of the cues
+    that read the answer form alone (a place in the listing, a label's spelling), one where the prompt
+    holds the word (or the pair of adjacent words), the other where it does not, that agrees more than
+    any of those cues alone."""
     found = []
     for unit in units:
         for name, asked in unit.fields.items():
@@ -253,6 +260,8 @@ def _switched(unit: str, name: str, asked: Sequence[Asked], table: np.ndarray, b
         for word in words_of(one.messages):
             vocabulary.setdefault(word, []).append(row)
     n = len(asked)
+    habits = bank.habits()
+    table = table[:, habits]
     totals = table.sum(axis=0)
     best_alone = totals.max()
     found = []
@@ -261,9 +270,10 @@ def _switched(unit: str, name: str, asked: Sequence[Asked], table: np.ndarray, b
             continue
         present = table[rows].sum(axis=0)
         absent = totals - present
-        i, j = int(present.argmax()), int(absent.argmax())
-        agreed = (present[i] + absent[j]) / n
-        if agreed > chance + tolerance and present[i] + absent[j] > best_alone:
+        i, j = habits[int(present.argmax())], habits[int(absent.argmax())]
+        present_best, absent_best = present.max(), absent.max()
+        agreed = (present_best + absent_best) / n
+        if agreed > chance + tolerance and present_best + absent_best > best_alone:
             found.append(Finding(unit, name, f"with '{word}': {bank.names[i]}; without: {bank.names[j]}", float(agreed), chance, n))
     return found
 

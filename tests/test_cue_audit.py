@@ -95,6 +95,25 @@ EXCEPTIONS = {
         "'accept' is right in every trial, as an agent that accepts everything is",
         "tests/test_blind_agents.py::test_a_blind_agent_accepts_whatever_is_offered",
     ),
+    "the meaning of a named label": (
+        r"::test_(rational_vs_credible|payoff_sensitivity)\[(?!.*\+ ano)",
+        r"^with '",
+        "the named labels come in two pairs crossed with their order (Cooperate / Defect, Trust / Betray), so no place or "
+        "spelling is defection more often than chance; but a word of the pair says which pair it is, and within a pair "
+        "the spelling says which label is defection: a habit keyed to 'trust' defects every time. So does any agent "
+        "that reads what a named label means, which is what the named cells keep (the paper's framing); what an agent "
+        "does without a label's meaning is what the anonymised (Foo / Bar) cells ask, where the audit finds nothing",
+        "tests/test_cue_audit.py::test_nothing_predicts_defection_where_the_labels_mean_nothing",
+    ),
+    "the preferred split's own amount": (
+        r"::test_preference_alignment\[",
+        lambda finding: _keyed_to_own_amount(finding),
+        "the words that close a split's line (the other person's amount, then the next option's letter or the "
+        "question) say where that split stands; a habit keyed to the amount of the split the preference picks knows "
+        "the answer's content, which is the construct (following the instructed preference), and it is right in half "
+        "the trials of that preference's cell alone",
+        "tests/test_cue_audit.py::test_a_habit_of_preference_alignment_holds_the_preferred_split_s_own_amount",
+    ),
 }
 
 #: Designs the audit shows leaking, with what fixes each. Not exceptions: each is a cue a blind agent could
@@ -107,19 +126,14 @@ OPEN_DEFECTS = {
         "(the name k from the end of the moves listed, the one named most often) is right every round: the patterns must "
         "be mixed within a cell so that no one lag is right throughout, or the behaviour met only where all are",
     ),
-    "the largest number on the dominant action's line, the hint naming it first (first order)": (
-        r"::test_first_order_rationality\[",
-        r".",
-        "player 1's largest payoff (15) sits on the line of player 2's dominant action in every trial, and the explicit "
-        "hint always names the dominant action first: player 1's payoffs, which change nothing of player 2's best "
-        "action, mirrored in half the trials, and the hint worded both ways, would balance them",
-    ),
-    "the largest number on the rational line (second order, versions a and b)": (
-        r"::test_second_order_rationality\[.*-[ab]-",
-        r"largest number",
-        "in versions a and b player 1's largest payoff sits on the line of the rational action, so the option beside "
-        "the largest number is right in every trial: a shift of one player's payoffs (which changes no best reply) "
-        "in half the trials would move it",
+    "rotations of the lossy options (preference alignment)": (
+        r"::test_preference_alignment\[",
+        r"^with '",
+        "the four lossy splits are listed in the four rotations of one cyclic order, so the words that close one "
+        "split's line (its other amount, the next letter) say which rotation it is, and with it where another split "
+        "stands: a habit keyed to such a pair is right in half the trials of a cell whose split it does not name, "
+        "where chance is a quarter. Listing the splits in all 24 orders (counterbalance.latin_ordering) leaves only "
+        "the exception's own-amount habits (measured), and asks preference alignment to be recorded again",
     ),
     "the smallest number beside defection (cooperation loss)": (
         r"::test_(rational_vs_credible|payoff_sensitivity)\[",
@@ -132,14 +146,15 @@ OPEN_DEFECTS = {
 
 @pytest.fixture(scope="session")
 def audited(shared_folder) -> list[dict]:
-    """The audit of the shipped behaviours, run once for the whole session (about a minute)."""
+    """The audit of the shipped behaviours, habits keyed to a word included, run once for the whole
+    session (about a minute)."""
     kept = shared_folder / "cue-audit.json"
     with open(shared_folder / "cue-audit.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not kept.exists():
             folder = shared_folder / "cue-audit"
             folder.mkdir(exist_ok=True)
-            units, found = cues.audit_files(cues.judged_files(ROOT / "behaviours"), folder)
+            units, found = cues.audit_files(cues.judged_files(ROOT / "behaviours"), folder, words=True)
             kept.write_text(json.dumps({"units": {u.name: {f: len(a) for f, a in u.fields.items()} for u in units},
                                         "found": [f.as_json() for f in found]}))
     return json.loads(kept.read_text())
@@ -147,7 +162,16 @@ def audited(shared_folder) -> list[dict]:
 
 def named(finding: dict, entries: dict) -> str | None:
     return next((name for name, (units, cue, *_) in entries.items()
-                 if re.search(units, finding["unit"]) and re.search(cue, finding["cue"])), None)
+                 if re.search(units, finding["unit"]) and (cue(finding) if callable(cue) else re.search(cue, finding["cue"]))), None)
+
+
+def _keyed_to_own_amount(finding: dict) -> bool:
+    """A habit keyed to the amount the other person gets in the split the cell's preference picks."""
+    from pytest_gaamas.games.dictator import LOSSY_OPTIONS
+
+    word = re.match(r"with '(\d+) (?:option|which)'", finding["cue"])
+    preference = next((p for p in LOSSY_OPTIONS if f"-{p}-" in finding["unit"]), None)
+    return bool(word and preference and int(word[1]) == LOSSY_OPTIONS[preference][1])
 
 
 def test_the_audit_reads_every_judged_unit_whole(audited):
@@ -161,6 +185,26 @@ def test_no_cue_predicts_the_right_answer_outside_the_exceptions_and_the_open_de
     unexplained = [f for f in audited["found"] if named(f, EXCEPTIONS) is None and named(f, OPEN_DEFECTS) is None]
     shown = "\n".join(f"{f['unit']} {f['field']}: {f['cue']} {f['agreed']} (chance {f['chance']}, n {f['n']})" for f in unexplained[:20])
     assert not unexplained, f"{len(unexplained)} cues predict the right answer:\n{shown}"
+
+
+def test_nothing_predicts_defection_where_the_labels_mean_nothing(audited):
+    """The control of the named labels' exception: the anonymised cells (Foo / Bar) are read, and no
+    habit keyed to a word predicts defection there (nor any cue, but the cooperation-loss payoffs' open
+    defect)."""
+    anonymised = [name for name in audited["units"] if "::test_rational_vs_credible[" in name and "+ ano" in name]
+    assert len(anonymised) >= 12
+    there = [f for f in audited["found"] if f["unit"] in anonymised]
+    assert not [f for f in there if f["cue"].startswith("with '")]
+    assert all(named(f, OPEN_DEFECTS) for f in there)  # the cooperation-loss payoffs' own, open
+
+
+def test_a_habit_of_preference_alignment_holds_the_preferred_split_s_own_amount(audited):
+    """The control of that exception: in every preference's cell a habit keyed to the amount of that
+    preference's own split is found (the answer's content, beside the word that marks its place)."""
+    cells = [name for name in audited["units"] if "::test_preference_alignment[" in name]
+    assert len(cells) == 4
+    for name in cells:
+        assert any(f["unit"] == name and _keyed_to_own_amount(f) for f in audited["found"]), name
 
 
 def test_every_exception_and_open_defect_is_still_needed(audited):
