@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                        "many rules, so some agreement above chance is expected of it)")  # fmt: skip
     audit.add_argument("--tolerance", type=float, default=None, metavar="T", help="how far above chance a cue may agree (default: 0.1)")
     audit.add_argument("--json", type=Path, metavar="PATH", help="also write every finding to PATH")
+    audit.add_argument("--list", action="store_true", help="list the bank's cues, numbered as reference:blind-cue-K plays them, and stop")
     table = commands.add_parser(
         "options-table", help="print the Markdown table of the --gaamas options that docs/options.md holds",
         description="The table of every --gaamas option, from the definitions --help reads (pytest_gaamas/settings.py); "
@@ -136,6 +137,10 @@ def _cue_audit(arguments: argparse.Namespace) -> int:
 
     from . import cues
 
+    if arguments.list:
+        for index, name in enumerate(cues.bank_names()):
+            print(f"{index:4d}  {name}")
+        return 0
     files = arguments.files or (sorted(Path("behaviours").glob("test_*.py")) if arguments.all else cues.judged_files())
     if not files:
         print("gaamas: cue-audit needs behaviour files (or a behaviours/ folder here)", file=sys.stderr)

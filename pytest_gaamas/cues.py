@@ -168,6 +168,17 @@ def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[st
     return tuple(picks)
 
 
+@functools.cache
+def bank_names() -> tuple[str, ...]:
+    """The cues of the bank, in its order: ``reference:blind-cue-K`` plays the K-th."""
+    return tuple(name for name, _ in _read(("x",), ("x", "y")))
+
+
+def pick(messages: Sequence[str], options: tuple[str, ...], index: int) -> str | None:
+    """The option the ``index``-th cue of the bank picks in a prompt (``ABSTAINS`` where it reads nothing)."""
+    return _read(tuple(messages), options)[index][1]
+
+
 @dataclass
 class Bank:
     """The base cues, read once per distinct prompt and answer form."""
@@ -177,7 +188,7 @@ class Bank:
 
     @classmethod
     def full(cls) -> Bank:
-        return cls(tuple(name for name, _ in _read(("x",), ("x", "y"))))
+        return cls(bank_names())
 
     def picks(self, asked: Asked) -> tuple[str | None, ...]:
         key = (asked.messages, asked.options)

@@ -37,6 +37,12 @@ from pytest_gaamas.models.base import slug
 from pytest_gaamas.models.reference import Blind, ReferenceAgent, Surface
 from pytest_gaamas.play import Decision, Request, play_trial
 
+#: Cues of the cue audit's bank (python -m pytest_gaamas cue-audit --list) played as blind agents
+#: (``blind-cue-K``): the option on the line of the largest number, which the ring games put on the
+#: rational line in every trial until the audit found it, and the name six from the end of the last
+#: line, an echo of a listed history at lag two (the answer form names the options four times after
+#: it), which the audit finds right against fixed patterns (an open defect, below).
+CUES_PLAYED = {32: "named last on the line with the largest number in the prompt", 109: "name 6 from the end of the last line"}
 #: The blind agents played here, beside ``first``, ``last`` and ``constant`` (tests/test_behaviours.py
 #: plays those three): the constant at 0.1, 0.25 and 0.75 of every range (with first's 0, constant's
 #: middle and last's 1), the second option listed, the label that sorts last (constant's sorts
@@ -45,12 +51,12 @@ from pytest_gaamas.play import Decision, Request, play_trial
 #: one the last message fixes, and three habits keyed to a word ("and", in the common-knowledge
 #: sentence; "they", in some wordings of the two-agent script's rules and in the commons' script;
 #: "offer", which the ultimatum proposer's two framings hold alike, as tests/test_games.py holds every
-#: word of every split's): 19 agents, about 150 s of CPU in one run.
+#: word of every split's), and two cues of the cue audit's bank: 21 agents, about 170 s of CPU in one run.
 PANEL = (
     "blind-at-0.1", "blind-at-0.25", "blind-at-0.75", "blind-option-2", "blind-sorts-last",
     "blind-named-first", "blind-named-last", "blind-number-first", "blind-coin-0.5", "blind-coin-0.75",
     "blind-option-1-numbers-at-0.25", "blind-hash-1", "blind-hash-4", "blind-hash-5", "blind-hash-2-last",
-    "blind-hash-5-last", "blind-word-and", "blind-word-they", "blind-word-offer",
+    "blind-hash-5-last", "blind-word-and", "blind-word-they", "blind-word-offer", *(f"blind-cue-{k}" for k in CUES_PLAYED),
 )  # fmt: skip
 NAMED = ("first", "last", "constant")
 
@@ -119,7 +125,16 @@ WORD_AGENT_SCRIPT_CELL = re.compile(r"\[reference-blind-word-[a-z]+(?:-last)?-\d
 #: hold the same words, tests/test_games.py), and what omniscience adds read from raw coordination
 #: (two copies keyed to a word of the common-knowledge sentence met whenever told it; the claim now
 #: takes each cell's excess over shuffled pairs, tests/test_simulations.py).
-OPEN_DEFECTS: dict[str, tuple] = {}
+OPEN_DEFECTS: dict[str, tuple] = {
+    "an echo of a fixed pattern": (
+        lambda test_id: re.search(r"::test_(belief_refinement|coordination)\[reference-blind-cue-\d+-", test_id) is not None,
+        "against a hidden opponent of one fixed pattern a fixed echo of the history listed is right every round: "
+        "blind-cue-109 (the name six from the end of the last line, a move two rounds back) meets belief refinement "
+        "against four of its five patterns (all but rock-paper-scissors' 2-loop) and coordination against the "
+        "alternating partner; the cue audit finds it (tests/test_cue_audit.py)",
+        "the patterns mixed within a cell, so that no one lag is right throughout, or the behaviour met only where all are",
+    ),
+}
 
 
 def explained(test_id: str, table: dict) -> str | None:
@@ -367,7 +382,28 @@ def allowed(answer, schema) -> bool:
     return answer == ""
 
 
-@pytest.mark.parametrize("spec", ["blind-at-1.5", "blind-option-0", "blind-coin", "blind-sorts-middle", "blind-at-0.5-numbers-", "blind-"])
+def test_the_cues_played_are_the_bank_s_cues_of_those_numbers():
+    from pytest_gaamas.cues import bank_names
+
+    assert {k: bank_names()[k] for k in CUES_PLAYED} == CUES_PLAYED
+
+
+def test_a_cue_agent_answers_what_its_cue_picks_and_at_random_where_it_reads_nothing():
+    from pytest_gaamas.cues import bank_names
+
+    largest = Blind.parse(f"blind-cue-{bank_names().index('named last on the line with the largest number in the prompt')}")
+    echo = Blind.parse(f"blind-cue-{bank_names().index('name 2 from the end of the last message')}")
+    schema = {"enum": ["P", "Q"]}
+    lines = ("If you play Q you get 3 points.\nIf you play P you get 9 points.",)
+    assert largest.answer(schema, Surface(lines[0], lines[0], lines), random.Random(0)) == "P"
+    history = ("Moves so far: P, Q, Q.",)
+    assert echo.answer(schema, Surface(history[0], history[0], history), random.Random(0)) == "Q"
+    silent = ("Choose.",)
+    assert {largest.answer(schema, Surface(silent[0], silent[0], silent), random.Random(seed)) for seed in range(20)} == {"P", "Q"}
+    assert largest.answer({"type": "integer", "minimum": 0, "maximum": 10}, Surface("x"), random.Random(0)) == 5
+
+
+@pytest.mark.parametrize("spec", ["blind-at-1.5", "blind-option-0", "blind-coin", "blind-sorts-middle", "blind-at-0.5-numbers-", "blind-", "blind-cue-9999", "blind-cue-x"])
 def test_a_misspelt_blind_agent_is_refused(spec):
     from pytest_gaamas.models import SpecError
 

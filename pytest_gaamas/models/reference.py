@@ -46,11 +46,13 @@ _RULE = re.compile(
     r"|(?P<reading>sorts|named|number)-(?P<end>first|last)"
     r"|hash-(?P<salt>\d+)(?P<last_message>-last)?"
     r"|word-(?P<word>[a-z]+)(?P<word_last>-last)?"
+    r"|cue-(?P<cue>\d+)"
 )
 #: The rules, as ``--help`` and the errors spell them.
 RULES = (
     "at-Q, coin-P (0 <= Q, P <= 1), option-K, option-K-from-end, sorts-first|last, named-first|last, number-first|last, "
-    "hash-S, hash-S-last (S a whole number), word-W, word-W-last (W a word in small letters)"
+    "hash-S, hash-S-last (S a whole number), word-W, word-W-last (W a word in small letters), "
+    "cue-K (K a cue of the cue audit's bank, python -m pytest_gaamas cue-audit --list)"
 )
 #: The words of a text, as ``word-W`` reads them: runs of small letters, digits and apostrophes, case folded.
 _WORD = re.compile(r"[a-z0-9']+")
@@ -82,6 +84,10 @@ class Rule:
     - ``word-W`` / ``word-W-last``: the option whose label sorts first where the prompt (or its last
       message) holds the word W, else the one that sorts last; the bottom of a range, else its top:
       a habit keyed to one phrase, which rewordings of a prompt switch on and off.
+    - ``cue-K``: the option the K-th cue of the cue audit's bank picks (``pytest_gaamas.cues``: a place
+      in the listing, a label's spelling, what a message, line, sentence or clause names first, last
+      or most recently, an echo of a listed history, the option beside the largest number), one at
+      random where that cue reads nothing; the middle of a range: the audit's cues, played.
     """
 
     kind: str
@@ -107,10 +113,19 @@ class Rule:
             return cls("hash", int(found["salt"]), last_message=bool(found["last_message"]))
         if found["word"]:
             return cls("word", last_message=bool(found["word_last"]), word=found["word"])
+        if found["cue"]:
+            from ..cues import bank_names
+
+            return cls("cue", int(found["cue"])) if int(found["cue"]) < len(bank_names()) else None
         return cls(found["reading"], from_end=found["end"] == "last")
 
     def option(self, options: Sequence[Any], surface: Surface, rng: random.Random, *, labels_sort: bool = True) -> Any:
         n = len(options)
+        if self.kind == "cue":
+            from ..cues import pick
+
+            picked = pick(surface.messages or (surface.text,), tuple(map(str, options)), int(self.value))
+            return rng.choice(list(options)) if picked is None else next(o for o in options if str(o) == picked)
         if self.kind == "hash":
             return options[surface.hashed(int(self.value), last_message=self.last_message) % n]
         if self.kind == "word":
@@ -144,7 +159,7 @@ class Rule:
             return low if rng.random() < self.value else high
         if self.kind == "option":
             return high if self.from_end else low
-        if self.kind == "sorts":
+        if self.kind in ("sorts", "cue"):
             return (low + high) / 2
         number = surface.number(last=self.from_end)
         if number is None:
@@ -154,7 +169,7 @@ class Rule:
     def count(self, fewest: int, most: int, surface: Surface, rng: random.Random) -> int:
         """How many items an array gets: a range like any other, but a count has no label to sort, so
         the label rules give the fewest the array needs."""
-        return fewest if self.kind == "sorts" else int(self.number(fewest, most, surface, rng))
+        return fewest if self.kind in ("sorts", "cue") else int(self.number(fewest, most, surface, rng))
 
 
 def _as_number(label: Any) -> float | None:
@@ -171,11 +186,13 @@ class Surface:
 
     text: str
     last: str | None = None
+    #: The messages' texts apart, where known (what the cue audit's scopes read).
+    messages: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, request: Request) -> Surface:
         texts = [m["content"] for m in request.messages if isinstance(m.get("content"), str)]
-        return cls("\n".join(texts), texts[-1] if texts else "")  # every message of a game's request is text
+        return cls("\n".join(texts), texts[-1] if texts else "", tuple(texts))  # every message of a game's request is text
 
     def named(self, options: Sequence[Any], *, last: bool) -> Any:
         """The option whose label the text writes first (or last), as a whole word; None if none."""
