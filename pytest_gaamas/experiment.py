@@ -197,6 +197,8 @@ class Experiment:
             self.judged_observations.append(estimate.n)
         decided = self.table.judgement(estimate) if self.table is not None and judged is not None else None
         details = self.looks.judged(judged, decided, details, self.table)
+        if judged is not None:  # what the verdict rests on, for the cost of a decided one
+            details = {**(details or {}), "requests": self.collector.requests(self.item.nodeid)}
         score = score_of(
             behaviour=self.behaviour, test_id=self.item.nodeid, model=self.model.spec, variant=self.variant, estimate=estimate,
             judged=judged, decided=decided, invalid_reasons=self.invalid_reasons, strategy=self.strategy, table=table, metric=metric,

@@ -346,6 +346,13 @@ class Collector:
             if play.id not in logged.plays:
                 logged.plays.append(play.id)
 
+    def requests(self, test_id: str) -> int:
+        """The requests ``test_id``'s games asked so far: a round a request, a strategy's code one."""
+        with self._lock:
+            item = self.items.get(test_id)
+            plays = [self.plays[key] for key in (item.plays if item else ()) if key in self.plays]
+        return sum(1 if play.generation == "strategy" else sum(len(t.get("rounds", ())) for t in play.trials) for play in plays)
+
     def cassette(self, relative_path: str) -> None:
         with self._lock:
             self.cassettes_used.add(relative_path)

@@ -129,3 +129,18 @@ def test_a_table_that_fits_is_one_part_and_one_too_wide_is_printed_in_parts_with
     assert wide.count("embedded:smollm2") == 2 and wide.count("[0.46, 0.67]") == 8
     narrow = Table("t", headers[:4], tuple(row[:4] for row in body), (), (), labels=2).render(120)
     assert "\n\n" not in narrow and narrow.count("0.57 [0.46, 0.67]") == 2
+
+
+def test_the_cost_of_a_decided_verdict_is_its_item_s_requests_shared_among_its_verdicts():
+    from types import SimpleNamespace
+
+    from pytest_gaamas.session.terminal import decision_cost
+    from pytest_gaamas.verdicts import Verdict
+
+    def score(test_id, verdict, requests):
+        return SimpleNamespace(test_id=test_id, verdict=verdict, details={"requests": requests})
+
+    scores = [score("a", Verdict.MET, 120), score("a", Verdict.INCONCLUSIVE, 120), score("b", Verdict.MISSED, 30),
+              score("c", Verdict.INCONCLUSIVE, 60), score("d", None, 999), SimpleNamespace(test_id="e", verdict=Verdict.MET, details={})]
+    assert decision_cost(scores) == "2 verdicts decided (met, missed or at chance) on 90 requests, 45 a verdict; 2 inconclusive (50%) on 120"
+    assert decision_cost([score("d", None, 5)]) == ""

@@ -89,6 +89,8 @@ def summary(reporter: Any, session: Session) -> None:
         else:
             reporter.write_line(findings_by_test(findings, session.outcomes).render(width))
             reporter.write_line(fill(f"gaamas: each finding with its reason: -v lists them here; {views(settings)}", width))
+    if cost := decision_cost(record.scores):
+        reporter.write_line(fill(inert.terminal(f"gaamas: {cost}"), width))
     if session.cassettes is not None:
         reporter.write_sep("=", "gaamas: cassette check")
         for line in session.cassettes.notes:
@@ -187,6 +189,33 @@ def views(settings: Any) -> str:
 def unshown_tables(count: int, settings: Any) -> str:
     tables = f"{count} more table{'s' if count != 1 else ''}, which judge no criterion (rounds, companions),"
     return f"{tables} not printed: --gaamas-tables=all prints them here; {views(settings)}"
+
+
+def decision_cost(scores: Any) -> str:
+    """What the run's decided verdicts (met, missed, at chance) rested on, in requests a verdict (an
+    item's requests shared among its verdicts), beside the inconclusive ones': the price of a finding.
+    Empty where no score says its requests."""
+    items: dict[str, tuple[int, list[Verdict]]] = {}
+    for score in scores:
+        requests = score.details.get("requests") if isinstance(score.details, dict) else None
+        if score.verdict is None or not isinstance(requests, int):
+            continue
+        most, verdicts = items.get(score.test_id, (0, []))
+        items[score.test_id] = (max(most, requests), [*verdicts, score.verdict])
+    decided = undecided = 0
+    decided_requests = undecided_requests = 0.0
+    for requests, verdicts in items.values():
+        for verdict in verdicts:
+            if verdict is Verdict.INCONCLUSIVE:
+                undecided, undecided_requests = undecided + 1, undecided_requests + requests / len(verdicts)
+            else:
+                decided, decided_requests = decided + 1, decided_requests + requests / len(verdicts)
+    if not decided + undecided:
+        return ""
+    each = f", {decided_requests / decided:,.0f} a verdict" if decided else ""
+    share = undecided / (decided + undecided)
+    return (f"{decided} verdict{'s' if decided != 1 else ''} decided (met, missed or at chance) on {decided_requests:,.0f} "
+            f"requests{each}; {undecided} inconclusive ({share:.0%}) on {undecided_requests:,.0f}")
 
 
 def say_usage(reporter: Any, session: Session) -> None:
