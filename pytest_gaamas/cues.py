@@ -53,7 +53,7 @@ JUDGED: dict[str, tuple[str, ...]] = {
 ECHO_LAGS = 6
 _SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
 _CLAUSE = re.compile(r"[,;:]\s*|\s+(?:or|and|but|if|then)\s+")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])-?\d+(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -113,12 +113,13 @@ def _extreme(scores: Mapping[str, float], *, most: bool) -> str | None:
     return _only(o for o, s in scores.items() if s == best)
 
 
-def _beside_numbers(parts: Iterable[str], options: Sequence[str], *, most: bool, last_named: bool) -> str | None:
+def _beside_numbers(parts: Iterable[str], options: Sequence[str], *, most: bool, last_named: bool, signed: bool = True) -> str | None:
     """The option a part (a line, a sentence) names last (or first) where that part holds the largest
-    (or smallest) number the text writes beside an option."""
+    (or smallest) number the text writes beside an option; ``signed`` False reads a number's digits
+    alone, as a reader blind to the minus sign would (-3 as 3)."""
     scores: dict[str, float] = {}
     for part in parts:
-        numbers = [float(n) for n in _NUMBER.findall(part)]
+        numbers = [abs(float(n)) if not signed else float(n) for n in _NUMBER.findall(part)]
         named = _mentions(part, options) if numbers else []
         if not named:
             continue
@@ -165,6 +166,13 @@ def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[st
                           _beside_numbers(text.split("\n"), options, most=most, last_named=True)))
             picks.append((f"named first in the sentence with the {extreme} number {within}",
                           _beside_numbers(_SENTENCE.split(text), options, most=most, last_named=False)))
+    for scope, text in _scopes(messages).items():  # after every other cue, so that blind-cue-K numbers stay
+        for most in (True, False):
+            extreme = "largest" if most else "smallest"
+            picks.append((f"named last on the line with the {extreme} number, its sign unread, in the {scope}",
+                          _beside_numbers(text.split("\n"), options, most=most, last_named=True, signed=False)))
+            picks.append((f"named first in the sentence with the {extreme} number, its sign unread, in the {scope}",
+                          _beside_numbers(_SENTENCE.split(text), options, most=most, last_named=False, signed=False)))
     return tuple(picks)
 
 

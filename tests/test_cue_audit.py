@@ -137,9 +137,11 @@ OPEN_DEFECTS = {
     ),
     "the smallest number beside defection (cooperation loss)": (
         r"::test_(rational_vs_credible|payoff_sensitivity)\[",
-        r"smallest number",
-        "in the cooperation-loss payoffs the sentence holding the smallest number names defection first: its "
-        "payoffs' sentences must be worded with each action first equally often",
+        r"smallest number, its sign unread",
+        "in the cooperation-loss payoffs (6, -3, 8, 2), read without the minus sign, the smallest number is mutual "
+        "defection's 2, and its sentence names defection first (read with the sign, -3 sits in one sentence naming "
+        "each action first): a payoff written with each action first in its sentence equally often, or the sucker's "
+        "payoff at a magnitude above the punishment's, fixes it",
     ),
 }
 
