@@ -187,7 +187,13 @@ def _model_mapping(old: Sequence[Score], new: Sequence[Score]) -> dict[str, str]
 
 def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score]]:
     mapping = _model_mapping(old, new)
-    by_key = {(s.model, _cell_key(s)): s for s in old}
+    by_key: dict[tuple[str, Any], Score] = {}
+    for saved in old:
+        key = (saved.model, _cell_key(saved))
+        if key in by_key:  # a run saves each cell once: two are an edited or merged file, whose last would win unseen
+            raise CompareError(f"the saved run holds the cell {saved.test_id} ({', '.join(saved.cells) or saved.metric}) twice, "
+                               "which no run saves: it was edited or merged; save the baseline again with --gaamas-save")
+        by_key[key] = saved
     return [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
 
 

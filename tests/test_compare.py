@@ -412,3 +412,11 @@ def test_a_model_that_stops_answering_fails_the_session(tmp_path):
     assert log.comparison["cells"][0]["lost"]  # the run log with its losses reads back
     summary = report_markdown.render(log)  # the summary says it failed first, and why
     assert summary.split("\n")[2] == f"**Comparison with good FAILED**: {inert.markdown('0 cells dropped, 1 lost its answers (of the 1 gated)')}."
+
+
+def test_a_saved_run_holding_a_cell_twice_is_refused_not_read_as_its_last_copy():
+    """Two copies of one cell in a baseline (an edited or merged file) would let the last one win unseen:
+    a regression hidden behind a planted copy."""
+    saved = [score(stats.wilson(29, 30)), score(stats.wilson(12, 30))]
+    with pytest.raises(compare.CompareError, match="twice.*--gaamas-save"):
+        compare.compare(saved, [score(stats.wilson(12, 30))], {"rate": 0.2})
