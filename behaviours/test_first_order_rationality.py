@@ -1,11 +1,16 @@
 """First-order rationality: does the model, as player 2, play its strictly dominant action?
 
 Game: PyGAAMAS "First Order Rationality", the two-player ring-network game. Player 2 earns 10 or 5
-with A and 5 or 0 with B, against X or Y: A strictly dominates B. The action names are swapped in
-odd trials, so answering with the first name read scores 1/2, and the payoff lines come in each
-pair of trials' own order, so 30 trials are 30 prompts (an answer the wording fixes is 30 draws).
+with A and 5 or 0 with B, against X or Y: A strictly dominates B. Player 2's action names are swapped
+in odd trials and player 1's in odd pairs, so answering with the first name read scores 1/2 and the
+name the given belief gives says nothing of the right one, and the payoff lines come in each
+pair of trials' own order, so 30 trials are 30 prompts (an answer the wording fixes is 30 draws); past
+the 48th trial the lines are worded anew, so the last look's 120 trials are 120 prompts.
+Player 1's payoffs, on which player 2's best action does not depend, are mirrored between A and B in
+every other four trials, so that the largest number is not always on the dominant action's line.
 Variants (columns): the belief the prompt gives. Given: "player 1 will play X". Explicit: the
-prompt says that A gives more whatever player 1 plays. Implicit: the payoffs alone.
+prompt says that A gives more whatever player 1 plays (or B fewer, in every other eight trials).
+Implicit: the payoffs alone.
 Protocol: 30 trials per belief, temperature 0.7.
 Strategy (the `strategy` rows): `choose(payoffs, belief) -> str`, with the payoffs and the stated
 belief as data under each trial's names; written once, played 30 times in the sandbox.

@@ -3,8 +3,12 @@
 Game: PyGAAMAS "Second-Order Rationality", the ring-network game from player 1's side. Player 2's A
 strictly dominates B, so a player 1 who believes player 2 rational plays X in every payoff
 version: (a) the original; (b) the gap between gains narrowed; (c) Y's gain raised; (d) X's gain
-lowered relative to a tempting Y-against-B of 40. Action names are swapped in odd trials, and the
-payoff lines come in each pair of trials' own order: 30 trials are 30 prompts.
+lowered relative to a tempting Y-against-B of 40. Player 1's action names are swapped in odd trials
+and player 2's in odd pairs, and the
+payoff lines come in each pair of trials' own order: 30 trials are 30 prompts (and 120, 120: past the
+48th trial the lines are worded anew). In (a) and (b) player
+2's payoffs against Y are raised by 15 in every other four trials, which changes none of player 2's
+best replies, so that the largest number does not stand on X's line in every trial (the cue audit).
 Variants: payoff version x belief (given: "player 2 will play A"; explicit: the prompt says B is
 dominated for player 2; implicit: the payoffs alone) as columns; rows: plain actions, and actions
 with conditional reasoning (CR: the prompt asks to work out player 2's best response first, and the

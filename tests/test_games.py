@@ -82,19 +82,32 @@ def test_rock_paper_scissors_points_and_best_responses():
     assert repeated.bos_points("B", "", "B") == 3 and repeated.bos_points("A", "", "A") == 2 and repeated.bos_points("A", "", "B") == 0
 
 
-def test_ring_game_action_names_swap_in_odd_trials_with_their_payoffs():
+def test_ring_game_action_names_swap_with_their_payoffs_own_in_odd_trials_the_other_s_in_odd_pairs():
     game = ring.RingGame(player=1, belief="implicit", version="d")
-    even, odd = game.messages(0)[-1]["content"], game.messages(1)[-1]["content"]
-    assert "plays X and player 2 plays A: player 1 gets 15 points, player 2 gets 10" in even
-    assert "plays Y and player 2 plays B: player 1 gets 15 points, player 2 gets 10" in odd
-    assert game.outcome(0, "X")["rational"] and game.outcome(1, "Y")["rational"] and not game.outcome(1, "X")["rational"]
+    prompts = [game.messages(t)[-1]["content"] for t in range(4)]
+    assert "plays X and player 2 plays A: player 1 gets 15 points, player 2 gets 10" in prompts[0]
+    assert "plays Y and player 2 plays A: player 1 gets 15 points, player 2 gets 10" in prompts[1]
+    assert "plays X and player 2 plays B: player 1 gets 15 points, player 2 gets 10" in prompts[2]
+    assert "plays Y and player 2 plays B: player 1 gets 15 points, player 2 gets 10" in prompts[3]
+    assert [t for t in range(4) if game.outcome(t, "X")["rational"]] == [0, 2]
+
+
+@pytest.mark.parametrize("player", [1, 2])
+def test_the_other_player_s_names_say_nothing_of_which_own_name_is_rational(player):
+    """The given belief names the other player's action: were both players' names swapped together,
+    the name it gives would tell which own name is right."""
+    game = ring.RingGame(player=player, belief="given", version="a")
+    other = "A" if player == 1 else "X"
+    pairs = collections.Counter((ring.names(t, player)[other], game.rational_name(t)) for t in range(32))
+    assert len(pairs) == 4 and set(pairs.values()) == {8}
 
 
 def test_ring_game_beliefs_and_conditional_reasoning_change_only_what_they_should():
     implicit, given = ring.RingGame(2, "implicit"), ring.RingGame(2, "given")
     assert "will play" not in implicit.messages(0)[-1]["content"]
     assert "player 1 will play X" in given.messages(0)[-1]["content"]
-    assert "player 1 will play Y" in given.messages(1)[-1]["content"]
+    assert "player 1 will play X" in given.messages(1)[-1]["content"]  # player 2's own names swap in odd trials
+    assert "player 1 will play Y" in given.messages(2)[-1]["content"]  # player 1's in odd pairs
     cr = ring.RingGame(1, "explicit", "b", conditional_reasoning=True)
     assert list(cr.schema["properties"]) == ["reasoning", "action"]
     assert cr.read({"reasoning": "A dominates B for player 2", "action": "X"}) == "X"
@@ -261,13 +274,47 @@ def test_an_unusable_reply_is_told_in_the_suite_s_own_words_never_its_own(game, 
                          ids=lambda g: f"player{g.player}-{g.belief}-{g.version}-{'CR' if g.conditional_reasoning else 'plain'}")  # fmt: skip
 def test_a_ring_cell_s_thirty_trials_are_thirty_prompts_with_the_same_game(game):
     """A model that answers the same prompt the same way gives one draw a prompt: 30 trials are 30
-    draws only if they are 30 prompts. The payoff lines' order is all that differs within a pair of
-    trials' names, and the payoffs each action pair gets stay the same."""
+    draws only if they are 30 prompts. The payoff lines' order is all that differs between trials
+    alike in their names (and, for player 2, in player 1's payoffs mirrored or not), and the payoffs
+    each action pair gets stay the same."""
     prompts = [game.messages(t)[-1]["content"] for t in range(30)]
     assert len(set(prompts)) == 30
     for t in range(30):
         lines = sorted(line for line in prompts[t].splitlines() if line.startswith("If player 1 plays"))
-        assert lines == sorted(game.matrix(t % 2).splitlines())  # the same four lines as the pair's first trial
+        assert lines == sorted(game.matrix(t % 8).splitlines())  # the same four lines as the first trial alike
+
+
+@pytest.mark.parametrize("game", [ring.RingGame(player=2, belief=b) for b in ring.BELIEFS]
+                         + [ring.RingGame(player=1, belief=b, version=v, conditional_reasoning=c) for b in ring.BELIEFS for v in "abcd" for c in (False, True)],
+                         ids=lambda g: f"player{g.player}-{g.belief}-{g.version}-{'CR' if g.conditional_reasoning else 'plain'}")  # fmt: skip
+def test_a_ring_cell_s_looks_ask_120_prompts_in_120_trials(game):
+    """The looks play 60 and 120 trials: past the 48 arrangements, the payoff lines are worded anew, so
+    that no prompt of a cell is asked twice (a model at temperature 0 that never reads the game would
+    otherwise give 48 draws counted as 120)."""
+    assert len({game.messages(t)[-1]["content"] for t in range(120)}) == 120
+
+
+@pytest.mark.parametrize("game", [ring.RingGame(player=2, belief=b) for b in ring.BELIEFS]
+                         + [ring.RingGame(player=1, belief=b, version=v) for b in ring.BELIEFS for v in "abcd"],
+                         ids=lambda g: f"player{g.player}-{g.belief}-{g.version}")  # fmt: skip
+def test_the_largest_number_stands_on_the_rational_action_s_lines_alone_in_half_the_trials_at_most(game):
+    """Player 1's payoffs mirrored for player 2, player 2's payoffs against Y raised for player 1 in
+    versions a and b: neither changes a best reply (A still dominates, X still answers A), and the
+    largest number no longer points at the rational action in every trial."""
+    pointing = []
+    for t in range(32):
+        payoffs, rational = game.payoffs(t), game.rational_name(t)
+        dominant = ring.names(t, game.player)["A"]
+        assert all(payoffs[a1][dominant][1] > payoffs[a1][other][1] for a1 in payoffs for other in payoffs[a1] if other != dominant)
+        if game.player == 1:
+            assert max(payoffs, key=lambda mine: payoffs[mine][dominant][0]) == rational
+        largest = max(n for row in payoffs.values() for pair in row.values() for n in pair)
+        mine = {a1 if game.player == 1 else a2 for a1, row in payoffs.items() for a2, pair in row.items() if largest in pair}
+        pointing.append(mine == {rational})
+    assert sum(pointing) <= 16
+    if game.belief == "explicit" and game.player == 2:  # the hint names the dominant action first in half the trials
+        hints = [game.belief_text(t) for t in range(32)]
+        assert sum(h.index(game.rational_name(t)) < h.index({"A": "B", "B": "A"}[game.rational_name(t)]) for t, h in enumerate(hints)) == 16
 
 
 PD_OUTCOME = re.compile(r"If (both|you) choose (\w+)(?: and the other chooses (\w+))?, "
@@ -562,3 +609,23 @@ def test_an_answer_fixed_by_the_wording_plays_a_hidden_pattern_cell_at_chance(na
         judged.append(str(verdicts.at_least(late, threshold, chance=chance, chance_margin=margin)))
     assert judged.count("met") == 0
     assert judged.count("at chance") >= 51, judged.count("at chance")  # 85%; a coin's 95% gives 57 on average
+
+
+#: One-shot games whose last look (four times the paper's count) asks again prompts its first trials
+#: asked: the distinct prompts it asks there. Open: each needs wordings past its first cycle, as the ring
+#: games have (ring.LINE_WORDINGS); until then a model that answers the same prompt the same way (at
+#: temperature 0) gives fewer draws there than trials. Fixing one fails this test until its entry goes.
+OPEN_REPEATS = {"dictator": 32, "preference alignment": 32, "ultimatum proposer": 32, "ultimatum responder": 32,
+                "responder's threshold": 32, "prisoner's dilemma": 192}  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "game", "paper"), [
+    ("dictator", dictator.DictatorGame("assistant"), 30), ("preference alignment", dictator.AlignmentGame("egoistic"), 30),
+    ("ultimatum proposer", dictator.UltimatumGame("proposer"), 30), ("ultimatum responder", dictator.UltimatumGame("responder"), 30),
+    ("responder's threshold", dictator.ThresholdGame(), 30), ("prisoner's dilemma", prisoners.PrisonersDilemma("Classic", "Neutral", "named"), 120),
+    ("first-order ring", ring.RingGame(2, "given"), 30), ("second-order ring", ring.RingGame(1, "implicit", "d"), 30),
+])  # fmt: skip
+def test_the_last_look_asks_as_many_prompts_as_trials_or_its_repeats_are_named_open(name, game, paper):
+    trials = 4 * paper
+    distinct = len({"\x00".join(m["content"] for m in game.messages(t)) for t in range(trials)})
+    assert distinct == OPEN_REPEATS.get(name, trials), f"{name}: {distinct} prompts in {trials} trials"
