@@ -135,13 +135,13 @@ def _thresholds(paths: list[str]) -> int:
 def _cue_audit(arguments: argparse.Namespace) -> int:
     import tempfile
 
-    from . import cues
+    from . import cue_capture, cues
 
     if arguments.list:
         for index, name in enumerate(cues.bank_names()):
             print(f"{index:4d}  {name}")
         return 0
-    files = arguments.files or (sorted(Path("behaviours").glob("test_*.py")) if arguments.all else cues.judged_files())
+    files = arguments.files or (sorted(Path("behaviours").glob("test_*.py")) if arguments.all else cue_capture.judged_files())
     if not files:
         print("gaamas: cue-audit needs behaviour files (or a behaviours/ folder here)", file=sys.stderr)
         return 2
@@ -152,7 +152,7 @@ def _cue_audit(arguments: argparse.Namespace) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gaamas-cues-") as folder:
         try:
-            units, found = cues.audit_files(files, Path(folder), every=arguments.all, words=arguments.words, tolerance=tolerance)
+            units, found = cue_capture.audit_files(files, Path(folder), every=arguments.all, words=arguments.words, tolerance=tolerance)
         except RuntimeError as error:
             print(terminal(f"gaamas: cue-audit: {error}"), file=sys.stderr)
             return 2

@@ -14,21 +14,13 @@ the bank is played whole over every prompt of every unit.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
-import json
-import os
 import re
-import subprocess
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from . import runlog
 
 #: A cue's answer where it reads nothing (the option it names is not written): credited at chance.
 ABSTAINS = None
@@ -309,102 +301,3 @@ def summary(found: Sequence[Finding], *, shown: int = 2) -> list[str]:
         more = f" (+{len(findings) - shown} more)" if len(findings) > shown else ""
         lines.append(f"{unit} {name}: chance {findings[0].chance:.2f}, n {findings[0].n}: {best}{more}")
     return lines
-
-
-# -- reading what a run asked ------------------------------------------------------------------------
-
-
-def _key(messages: Sequence[str]) -> str:
-    return hashlib.sha256("\x00".join(messages).encode()).hexdigest()
-
-
-def read_capture(path: Path) -> dict[str, dict[str, Any]]:
-    """What ``cue_capture`` kept at ``path`` (and at ``path``.gwN, its xdist workers'), by prompt."""
-    kept = {}
-    for one in [path, *sorted(path.parent.glob(path.name + ".gw*"))]:
-        if not one.exists():
-            continue
-        with open(one, encoding="utf-8") as lines:
-            for line in lines:
-                record = json.loads(line)
-                kept[_key(record["messages"])] = record
-    return kept
-
-
-def option_fields(schema: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """The answer's option-valued fields and their options, as listed ("" for an answer that is one)."""
-    if "enum" in schema:
-        return {"": tuple(map(str, schema["enum"]))}
-    return {name: tuple(map(str, spec["enum"])) for name, spec in schema.get("properties", {}).items() if "enum" in spec}
-
-
-def judged_fields(item: Mapping[str, Any]) -> tuple[str, ...]:
-    """The answer fields of ``item`` that its criterion judges against the answer that reads the game."""
-    if item.get("variant", {}).get("generation") == "strategy":
-        return ()
-    return JUDGED.get(item["test_id"].partition("::")[2].partition("[")[0], ())
-
-
-def units_of(run: Mapping[str, Any], captured: Mapping[str, Mapping[str, Any]],
-             fields: Callable[[Mapping[str, Any]], Iterable[str]] = judged_fields) -> list[Unit]:
-    """The judged units of a run log, each with the option-valued answers its plays asked in the
-    fields ``fields`` says its criterion judges."""
-    units = []
-    for item in run["items"]:
-        wanted = set(fields(item))
-        if not wanted:
-            continue
-        unit = Unit(item["test_id"])
-        for play in item["plays"]:
-            for trial in run["plays"][play]["trials"]:
-                for one in runlog._shared_expanded(trial.get("rounds", ())):
-                    record = captured.get(_key([m.get("content", "") for m in one.get("messages", ())]))
-                    if record is None:
-                        continue
-                    for name, options in option_fields(record["schema"]).items():
-                        if name not in wanted:
-                            continue
-                        right = record["right"] if name == "" else record["right"].get(name)
-                        if right is None:
-                            continue
-                        unit.fields.setdefault(name, []).append(Asked(tuple(record["messages"]), options, str(right)))
-        if unit.fields:
-            units.append(unit)
-    return units
-
-
-def every_field(item: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every option-valued field of every unit, strategy cells aside: ``cue-audit --all``."""
-    return () if item.get("variant", {}).get("generation") == "strategy" else ("", *tuple(_ALL_FIELDS))
-
-
-#: The option fields any shipped game's answer holds, for ``every_field``.
-_ALL_FIELDS = ("action", "move", "prediction", "option", "decision", "choice")
-
-
-def judged_files(folder: Path = Path("behaviours")) -> list[Path]:
-    """The behaviour files of ``folder`` that hold a test the audit judges (``JUDGED``)."""
-    return sorted(path for path in folder.glob("test_*.py")
-                  if any(re.search(rf"^def {name}\(", path.read_text(encoding="utf-8"), re.MULTILINE) for name in JUDGED))
-
-
-def capture(files: Sequence[Path], folder: Path, *, agent: str = "reference:random", workers: int = 2) -> tuple[Path, Path]:
-    """Play ``files`` with ``agent`` (offline: a reference agent), keeping every prompt it is asked
-    with its answer form and right answer, and the run log that says which unit asked which."""
-    asked, run = folder / "asked.jsonl", folder / "run.json"
-    command = [sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider", "-p", "pytest_gaamas.cue_capture",
-               f"--gaamas-cue-capture={asked}", f"--gaamas-model={agent}", f"--gaamas-json={run}",
-               f"--gaamas-journal-dir={folder / 'journal'}", "-n", str(workers)]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "true"})
-    if not run.exists():
-        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-        raise RuntimeError("the run that keeps the prompts failed: " + " | ".join(tail))
-    return asked, run
-
-
-def audit_files(files: Sequence[Path], folder: Path, *, every: bool = False, words: bool = False,
-                tolerance: float = TOLERANCE, workers: int = 2) -> tuple[list[Unit], list[Finding]]:
-    """Capture what ``files`` ask and audit it: the units audited and what the audit found."""
-    asked, run = capture(files, folder, workers=workers)
-    units = units_of(json.loads(run.read_text()), read_capture(asked), every_field if every else judged_fields)
-    return units, audit(units, Bank.full(), tolerance=tolerance, words=words)

@@ -64,7 +64,7 @@ def run_behaviours(tmp: Path, *options: str) -> tuple[int, dict, str]:
         sys.executable, "-m", "pytest", *SHIPPED_FILES, "-q", "-p", "no:cacheprovider",
         f"--gaamas-json={report}", f"--gaamas-journal-dir={tmp / 'journal'}", *options,
     ]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true", "COLUMNS": "1000"}, timeout=900)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true", "COLUMNS": "1000"}, timeout=1800)  # the blind panel plays 21 agents through every look: 13 min on 2 busy cores
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return done.returncode, json.loads(report.read_text()), done.stdout
 

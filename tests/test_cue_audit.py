@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from pytest_gaamas import cues
+from pytest_gaamas import cue_capture, cues
 from pytest_gaamas.cues import Asked, Bank, Unit, audit
 
 BANK = Bank.full()
@@ -79,9 +79,9 @@ def test_a_cue_that_reads_nothing_is_credited_at_chance():
 
 
 def test_only_the_judged_fields_of_actions_cells_are_audited():
-    assert cues.judged_fields({"test_id": "b.py::test_first_order_rationality[m-given-actions]", "variant": {"generation": "actions"}}) == ("action",)
-    assert cues.judged_fields({"test_id": "b.py::test_first_order_rationality[m-given-strategy]", "variant": {"generation": "strategy"}}) == ()
-    assert cues.judged_fields({"test_id": "b.py::test_commons[m-x]", "variant": {}}) == ()
+    assert cue_capture.judged_fields({"test_id": "b.py::test_first_order_rationality[m-given-actions]", "variant": {"generation": "actions"}}) == ("action",)
+    assert cue_capture.judged_fields({"test_id": "b.py::test_first_order_rationality[m-given-strategy]", "variant": {"generation": "strategy"}}) == ()
+    assert cue_capture.judged_fields({"test_id": "b.py::test_commons[m-x]", "variant": {}}) == ()
 
 
 # -- the shipped behaviours ---------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def audited(shared_folder) -> list[dict]:
         if not kept.exists():
             folder = shared_folder / "cue-audit"
             folder.mkdir(exist_ok=True)
-            units, found = cues.audit_files(cues.judged_files(ROOT / "behaviours"), folder, words=True)
+            units, found = cue_capture.audit_files(cue_capture.judged_files(ROOT / "behaviours"), folder, words=True)
             kept.write_text(json.dumps({"units": {u.name: {f: len(a) for f, a in u.fields.items()} for u in units},
                                         "found": [f.as_json() for f in found]}))
     return json.loads(kept.read_text())

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_gaamas"
 LAYERS: dict[str, tuple[str, ...]] = {
     "foundations": (
         "pytest_gaamas", "lazy", "inert", "redact", "safejson", "safeyaml", "counterbalance", "beside_pytest_recording",
-        "figures", "data", "errors", "usage", "stats", "verdicts", "metrics", "people", "null_runs", "thinking",
+        "figures", "data", "errors", "usage", "stats", "verdicts", "metrics", "people", "null_runs", "thinking", "cues",
         "confinement", "sandbox", "sandbox.*",
     ),
     "games": ("play", "answers", "trials", "strategy", "fidelity", "games", "games.*"),
@@ -24,7 +24,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "views": ("report_html", "report_markdown"),
     "experiment": ("settings", "recording", "scoring", "experiment"),
     "session": ("session", "session.*"),
-    "wiring": ("plugin", "__main__", "suite"),
+    "wiring": ("plugin", "__main__", "suite", "cue_capture"),
 }
 
 

@@ -95,10 +95,10 @@ def test_a_cap_of_the_paper_s_count_is_one_look(pytester):
 
 
 def test_a_replay_stops_at_the_last_look_its_cassettes_hold_and_says_what_more_would_need(tmp_path):
-    """SmolLM2's second-order cells are recorded at 30 trials: an inconclusive one would look again at
-    60, which no cassette holds, so its verdict stays the first look's and the finding says so, where
-    replay-only mode would otherwise fail on the missing answers."""
-    item = "behaviours/test_second_order_rationality.py::test_second_order_rationality[embedded-smollm2-a-given-actions]"
+    """SmolLM2's second-order cells with conditional reasoning are recorded at 30 trials: an inconclusive
+    one would look again at 60, which no cassette holds, so its verdict stays the first look's and the
+    finding says so, where replay-only mode would otherwise fail on the missing answers."""
+    item = "behaviours/test_second_order_rationality.py::test_second_order_rationality[embedded-smollm2-a-given-actions + CR]"
     done = subprocess.run([sys.executable, "-m", "pytest", item, "-p", "no:cacheprovider", "-v", f"--gaamas-json={tmp_path / 'run.json'}",
                            f"--gaamas-journal-dir={tmp_path / 'journal'}"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "CI": "true", "COLUMNS": "200"}, timeout=600)  # fmt: skip
