@@ -58,10 +58,6 @@ class Asked:
     options: tuple[str, ...]
     right: str
 
-    @property
-    def text(self) -> str:
-        return "\n".join(self.messages)
-
 
 SCOPES = ("prompt", "first message", "last message", "last line", "last sentence", "last clause",
           "last message but its last line")
@@ -129,7 +125,8 @@ def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[st
     picks += [("the label that sorts first", min(options)), ("the label that sorts last", max(options)),
               ("the shortest label", _extreme({o: len(o) for o in options}, most=False)),
               ("the longest label", _extreme({o: len(o) for o in options}, most=True))]
-    for scope, text in _scopes(messages).items():
+    scopes = _scopes(messages)
+    for scope, text in scopes.items():
         names = _mentions(text, options)
         order = list(dict.fromkeys(names))
         recency = list(dict.fromkeys(reversed(names)))
@@ -158,7 +155,7 @@ def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[st
                           _beside_numbers(text.split("\n"), options, most=most, last_named=True)))
             picks.append((f"named first in the sentence with the {extreme} number {within}",
                           _beside_numbers(_SENTENCE.split(text), options, most=most, last_named=False)))
-    for scope, text in _scopes(messages).items():  # after every other cue, so that blind-cue-K numbers stay
+    for scope, text in scopes.items():  # after every other cue, so that blind-cue-K numbers stay
         for most in (True, False):
             extreme = "largest" if most else "smallest"
             picks.append((f"named last on the line with the {extreme} number, its sign unread, in the {scope}",
