@@ -611,21 +611,15 @@ def test_an_answer_fixed_by_the_wording_plays_a_hidden_pattern_cell_at_chance(na
     assert judged.count("at chance") >= 51, judged.count("at chance")  # 85%; a coin's 95% gives 57 on average
 
 
-#: One-shot games whose last look (four times the paper's count) asks again prompts its first trials
-#: asked: the distinct prompts it asks there. Open: each needs wordings past its first cycle, as the ring
-#: games have (ring.LINE_WORDINGS); until then a model that answers the same prompt the same way (at
-#: temperature 0) gives fewer draws there than trials. Fixing one fails this test until its entry goes.
-OPEN_REPEATS = {"dictator": 32, "preference alignment": 32, "ultimatum proposer": 32, "ultimatum responder": 32,
-                "responder's threshold": 32, "prisoner's dilemma": 192}  # fmt: skip
-
-
 @pytest.mark.parametrize(("name", "game", "paper"), [
     ("dictator", dictator.DictatorGame("assistant"), 30), ("preference alignment", dictator.AlignmentGame("egoistic"), 30),
     ("ultimatum proposer", dictator.UltimatumGame("proposer"), 30), ("ultimatum responder", dictator.UltimatumGame("responder"), 30),
     ("responder's threshold", dictator.ThresholdGame(), 30), ("prisoner's dilemma", prisoners.PrisonersDilemma("Classic", "Neutral", "named"), 120),
     ("first-order ring", ring.RingGame(2, "given"), 30), ("second-order ring", ring.RingGame(1, "implicit", "d"), 30),
 ])  # fmt: skip
-def test_the_last_look_asks_as_many_prompts_as_trials_or_its_repeats_are_named_open(name, game, paper):
+def test_the_last_look_asks_as_many_prompts_as_trials(name, game, paper):
+    """A cell's last look plays four times the paper's trials, each a prompt of its own: a model that
+    answers the same prompt the same way (at temperature 0) gives as many draws as trials there too."""
     trials = 4 * paper
     distinct = len({"\x00".join(m["content"] for m in game.messages(t)) for t in range(trials)})
-    assert distinct == OPEN_REPEATS.get(name, trials), f"{name}: {distinct} prompts in {trials} trials"
+    assert distinct == trials, f"{name}: {distinct} prompts in {trials} trials"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import Wordings, factors, rotated
+from ..counterbalance import Wordings, factors, latin_ordering, rotated
 from ..data import moblab_dictator_gifts, moblab_ultimatum_strategies
 from ..strategy import Contract, expect
 from .oneshot import OneShotGame, conversation
@@ -132,7 +132,9 @@ class DictatorGame(SplitByFraming, OneShotGame):
         playing("dictator", "dictator"),
         tuple(f" You have ${PIE} to {split}" for split in SPLIT),
         (" between yourself and an anonymous other person,", " between an anonymous other person and yourself,"),
-        (" who has no say and must accept your split.", " who has no say and must accept whatever split you choose."),
+        (" who has no say and must accept your split.", " who has no say and must accept whatever split you choose.",
+         " who has no say and must take your split.", " who has no say and must take whatever split you choose."),
+        ("", " Your choice is final."),
     )
     rules = wordings[0]
 
@@ -214,8 +216,11 @@ class AlignmentGame(OneShotGame):
 
     def order(self, trial: int) -> list[str]:
         """The options' order in trial ``trial``: each option behind each letter in one trial of every
-        four, so that no preference sits at one letter."""
-        return list(rotated(tuple(LOSSY_OPTIONS), factors(trial, len(LOSSY_OPTIONS))[0]))
+        four, so that no preference sits at one letter, and every four trials the rotations of the next
+        of the 24 orders, so that no option is always listed after another (the rotations of one order
+        keep its cycle: "the option listed after the egalitarian one" was one option in every trial)."""
+        names = tuple(LOSSY_OPTIONS)
+        return [names[index] for index in latin_ordering(trial, len(names))]
 
     @staticmethod
     def wording(trial: int) -> int:
@@ -229,7 +234,8 @@ class AlignmentGame(OneShotGame):
         ("You are the dictator in a one-shot game:", "You play a one-shot game as the dictator:"),
         tuple(f" you alone choose how money is {split}" for split in ("split", "divided")),
         (" between you and an anonymous other person,", " between an anonymous other person and you,"),
-        " and some money is lost in every split.",
+        (" and some money is lost in every split.", " and every split loses some money.", " and some money is lost whatever you choose.",
+         " and whatever you choose loses some money."),
     )
     rules = wordings[0]
 
@@ -331,7 +337,7 @@ class UltimatumGame(SplitByFraming, OneShotGame):
         (" The responder sees your proposal", " The responder is shown your proposal"),
         " and either accepts it, and the money is split as you proposed, or rejects it, and",
         NOTHING,
-        ".",
+        (".", ", and the game ends.", "; the game is played once.", ", and no one plays again."),
     )
     PROPOSER_RULES = PROPOSER_WORDINGS[0]
     OFFER_WORDINGS = Wordings(
@@ -341,7 +347,7 @@ class UltimatumGame(SplitByFraming, OneShotGame):
         " If you accept, the money is split that way; if you reject,",
         NOTHING,
         ".",
-        (" Do you accept?", " Do you accept the offer?"),
+        tuple(f" {ask} you accept{what}?" for ask in ("Do", "Will") for what in ("", " the offer", " it", " this offer")),
     )
     RESPONDER_RULES = (
         f"You are the responder in a one-shot ultimatum game. The proposer has ${PIE} to split and offers you "
@@ -477,7 +483,8 @@ class ThresholdGame(OneShotGame):
         " If you accept, the money is split that way; if you reject,",
         NOTHING,
         ".",
-        (" Before seeing the offer, you name a number of whole dollars:", " Before you see the offer, you name a number of whole dollars:"),
+        tuple(f" Before {seeing} the offer, you {name} {number}:" for name in ("name", "state")
+              for number in ("a number of whole dollars", "a whole number of dollars") for seeing in ("seeing", "you see")),
     )
     rules = wordings[0]
     wording = staticmethod(SplitByFraming.wording)

@@ -12,7 +12,8 @@ Each group of four trials (every order and spelling once) writes the four outcom
 order of its own, and whether "you" or "the other" is named first in the two uneven ones, so that a
 cell's 120 trials are 120 distinct prompts of the same game (``wording``), balanced in every eight
 groups: a model that answers a prompt the same way every time gives an answer a trial, not one of
-four.
+four. Past 192 trials (a cell's last look plays 480) the opening sentence is worded anew
+(``OPENINGS``), so those are distinct prompts too.
 A strategy is told its keys once for all trials, so it plays the seed's pair alone
 (``"Cooperate / Defect"``), its order still counterbalanced.
 """
@@ -41,6 +42,14 @@ LABELS = {
     "anonymised": (("Foo", "Bar"), ("Bar", "Foo")),
     "Cooperate / Defect": (("Cooperate", "Defect"),),
 }
+
+
+#: The game's opening, in the ways a trial's index past the outcomes' orders says it (the first the seed's).
+OPENINGS = (
+    "You play a one-shot game with another player. Each of you chooses {first} or {second}, at the same time.",
+    "You and another player play a one-shot game. Each of you chooses {first} or {second}, at the same time.",
+    "You play a one-shot game with another player. At the same time, each of you chooses {first} or {second}.",
+)
 
 
 def mengel_cooperation(r: float, s: float, t: float, p: float) -> float:
@@ -93,7 +102,7 @@ class PrisonersDilemma(OneShotGame):
         c, d = self.actions(trial)
         order, others_first = self.wording(trial)
         return {"listed": list(self.listed(trial)), "cooperate": c, "defect": d, "outcomes in order": list(order),
-                "the other's points first": others_first}
+                "the other's points first": others_first, "opening": factors(trial, 2, 2, 2, 24, len(OPENINGS))[-1]}
 
     def wording(self, trial: int) -> tuple[tuple[int, ...], bool]:
         """The order trial ``trial`` writes the four outcomes in (both first, first and second, second
@@ -127,9 +136,11 @@ class PrisonersDilemma(OneShotGame):
         first, second = self.listed(trial)
         outcomes = self.outcomes(trial)
         order, _ = self.wording(trial)
+        opening = OPENINGS[factors(trial, 2, 2, 2, 24, len(OPENINGS))[-1]]
         return conversation(
             PROMPTS[self.prompt],
-            f"You play a one-shot game with another player. Each of you chooses {first} or {second}, at the same time. "
+            opening.format(first=first, second=second)
+            + " "
             + " ".join(outcomes[i] for i in order)
             + f' Which do you choose? Answer in JSON: {{"action": "{first}" or "{second}"}}',
         )

@@ -21,13 +21,14 @@ patterns and listings alone would give it.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .. import answers
-from ..counterbalance import Wordings, factors, rotated
+from ..counterbalance import Wordings, factors, latin_ordering
 from ..play import Decision, Trial
 from ..strategy import Contract, StrategyFailure, expect
 
@@ -169,16 +170,23 @@ class HiddenPatternGame:
         return {"game": self.name, "rules": self.rules.wordings.parts, "round_lines": ROUND_LINES.parts,
                 "patterns": self.patterns, "rounds": self.rounds, "counterbalanced": True}
 
+    @property
+    def listings(self) -> int:
+        """The orders the moves are listed in: all of them. The rotations of one order keep its cycle,
+        and rock-paper-scissors listed Rock, Paper, Scissors or a rotation always names next the move
+        that beats the last one named, which is also the 3-loop's next move."""
+        return math.factorial(len(self.rules.moves))
+
     def arrangement(self, trial: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(the opponent's pattern, the moves in the order they are listed) in trial ``trial``."""
-        pattern, shift = factors(trial, len(self.patterns), len(self.rules.moves))
-        return self.patterns[pattern], rotated(self.rules.moves, shift)
+        pattern, order = factors(trial, len(self.patterns), self.listings)
+        return self.patterns[pattern], tuple(self.rules.moves[i] for i in latin_ordering(order, len(self.rules.moves)))
 
     def wording(self, trial: int) -> tuple[int, int]:
         """(the round line's wording, the rules' wording) in trial ``trial``: each whole cycle of
         patterns and listings its own, the round line's changing fastest, so that the last request
         differs from cycle to cycle as well as the whole conversation."""
-        cycle = trial // (len(self.patterns) * len(self.rules.moves))
+        cycle = trial // (len(self.patterns) * self.listings)
         round_line, rules = factors(cycle, len(ROUND_LINES), len(self.rules.wordings))
         return round_line, rules
 
