@@ -238,8 +238,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("runs-dir", "string", metavar="DIR", default="`<rootdir>/gaamas-runs`", help="where saved runs live"),
     Option(
         "cassette-dir", "string", metavar="DIR", default="`<rootdir>/cassettes`",
-        help="where cassettes live; the shipped behaviours run by `--gaamas-suite` replay the shipped cassettes of a "
-        "model the package holds, unless this folder holds that behaviour's for the model "
+        help="where cassettes live, and new recordings go; a folder given must exist under `--gaamas-record=none`. The "
+        "shipped behaviours run by `--gaamas-suite` replay, read only, the shipped cassettes of a model the package "
+        "holds, unless this folder holds a recording of that behaviour for the model "
         "([Installing](installing.md#which-cassettes-a-shipped-behaviour-reads))",
     ),
     Option(
@@ -423,7 +424,7 @@ class Settings:
                 raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}") from None
             if not equals or not name.strip():
                 raise pytest.UsageError(f"--gaamas-threshold takes NAME=NUMBER, got {entry!r}")
-        unread = unread_thresholds(thresholds, threshold_names(config.args))
+        unread = unread_thresholds(thresholds, threshold_names(behaviour_arguments(config)))
         if unread:  # a misspelt name would otherwise change nothing, silently
             raise pytest.UsageError(f"--gaamas-threshold: {unread}; `python -m pytest_gaamas thresholds` lists every name")
 
@@ -444,11 +445,11 @@ class Settings:
             if math.isnan(drop) or drop < 0:
                 raise pytest.UsageError(f"--gaamas-compare-fail takes UNIT=DROP or BEHAVIOUR=DROP with DROP >= 0, got {entry!r}")
             allowed_drops[key] = drop
-        unknown = sorted(set(allowed_drops) - set(UNITS) - behaviours_named_by(config.args))
+        unknown = sorted(set(allowed_drops) - set(UNITS) - behaviours_named_by(behaviour_arguments(config)))
         if unknown:  # a typo would otherwise gate nothing, silently
             raise pytest.UsageError(
                 f"--gaamas-compare-fail: no unit or behaviour named {', '.join(map(repr, unknown))} in this run; units: "
-                f"{', '.join(UNITS)}; behaviours: {', '.join(sorted(behaviours_named_by(config.args))) or 'none'}"
+                f"{', '.join(UNITS)}; behaviours: {', '.join(sorted(behaviours_named_by(behaviour_arguments(config)))) or 'none'}"
             )
         compare = value("compare")
         if allowed_drops and not compare:
@@ -464,6 +465,10 @@ class Settings:
 
         root = Path(config.rootpath)
         json_path = value("json")
+        cassette_dir = root / (value("cassette_dir") or "cassettes")
+        if value("cassette_dir") and record == "none" and not cassette_dir.is_dir():  # each item would fail, one by one
+            raise pytest.UsageError(f"--gaamas-cassette-dir: there is no folder {cassette_dir} to replay from; give the folder "
+                                    "that holds the cassettes, or leave the option out")  # fmt: skip
         settings = cls(
             models=models,
             trials=trials,
@@ -472,7 +477,7 @@ class Settings:
             temperature=temperature,
             record=record,
             json_path=Path(json_path) if json_path else None,
-            cassette_dir=root / (value("cassette_dir") or "cassettes"),
+            cassette_dir=cassette_dir,
             journal_dir=root / (value("journal_dir") or ".gaamas/journal"),
             thresholds=thresholds,
             save=save,
@@ -514,19 +519,21 @@ class Settings:
 
     def for_item(self, path: Path, model_dir: str) -> Settings:
         """The settings an item of the behaviour file ``path`` plays under, for the model whose cassettes
-        are in ``model_dir`` (``embedded-smollm2``, with the run's suffix). A shipped behaviour replays
-        the shipped cassettes of a model they hold, unless the run's own cassette folder holds some of
-        that behaviour's for the model, or records afresh (``all``): its recordings are the user's,
-        in the user's folder. Every other item, and every item in the checkout, reads the run's own."""
-        if self.shipped is None or self.record == "all":
+        are in ``model_dir`` (``embedded-smollm2``, with the run's suffix). A shipped behaviour of an
+        installed package replays the shipped cassettes of a model they hold, and only replays them:
+        the package is no place to write, whatever the run's mode. The run's own cassette folder
+        takes over where it holds a cassette of that behaviour for the model, and wherever the run
+        records afresh (``all``): its recordings are the user's, in the user's folder. Every other
+        item, and every item in a checkout, reads and writes the run's own folder."""
+        if self.shipped is None or self.record == "all" or not installed(self.shipped):
             return self
         behaviours, cassettes = self.shipped
         if Path(path).resolve().parent != behaviours or cassettes == self.cassette_dir.resolve():
             return self
         behaviour = Path(path).stem.removeprefix("test_")
-        if (self.cassette_dir / model_dir / behaviour).is_dir() or not (cassettes / model_dir / behaviour).is_dir():
+        if holds_cassettes(self.cassette_dir / model_dir / behaviour) or not holds_cassettes(cassettes / model_dir / behaviour):
             return self
-        return replace(self, cassette_dir=cassettes)
+        return replace(self, cassette_dir=cassettes, record="none")
 
     def behaviour_file(self, rootpath: Path, test_id: str) -> Path:
         """The behaviour file of the item ``test_id``: under the rootdir, or, for a shipped behaviour
@@ -573,6 +580,31 @@ def shipped_suite() -> tuple[Path, Path] | None:
         if behaviours.is_dir() and cassettes.is_dir() and (root != package.parent or (root / "pyproject.toml").is_file()):
             return behaviours, cassettes
     return None
+
+
+def installed(shipped: tuple[Path, Path]) -> bool:
+    """Whether the shipped suite is an installed package's (read only), not a checkout's own."""
+    return not (shipped[0].parent / "pyproject.toml").is_file()
+
+
+def holds_cassettes(folder: Path) -> bool:
+    """Whether ``folder`` holds a cassette: an empty folder, or one of lock files, holds no recording."""
+    return any(not p.name.startswith(".") for pattern in ("*.yaml", "*.yaml.gz") for p in folder.glob(pattern))
+
+
+#: Folders of behaviours a run collects beside its arguments (``--gaamas-suite``'s shipped ones, from an
+#: installed package), put here by the plugin that adds them, for what reads the run's behaviours.
+COLLECTED_BESIDE = pytest.StashKey[list[Path]]()
+
+
+def collected_beside(config: pytest.Config) -> list[Path]:
+    return config.stash[COLLECTED_BESIDE] if COLLECTED_BESIDE in config.stash else []
+
+
+def behaviour_arguments(config: pytest.Config) -> list[str]:
+    """The files and folders of behaviours the run collects: its arguments, and the shipped suite's
+    where ``--gaamas-suite`` adds it."""
+    return [*config.args, *map(str, collected_beside(config))]
 
 
 def behaviour_files(args: list[str]) -> list[Path]:

@@ -3,9 +3,17 @@ with pytest-gaamas to what pytest collects, beside the project's own, and plays 
 cassettes that ship with them (docs/installing.md).
 
 A pytest plugin of its own (the ``gaamas-suite`` entry point) that only wires: the option, the
-shipped folder added to the run's arguments, and each shipped item's cassette folder, which
+shipped behaviours added to the collection, and each shipped item's cassette folder, which
 :meth:`pytest_gaamas.settings.Settings.for_item` chooses. Where the files are is
 :func:`pytest_gaamas.settings.shipped_suite`'s to say.
+
+An installed package's behaviours are collected as a folder ``behaviours`` of the session, not
+through the run's arguments: a package installed in the project's own virtual environment
+(``.venv/lib/.../site-packages``) lies in a folder pytest skips, and reached by an argument it was
+collected under the project's folder already, so not at all; and its items would be named from
+the rootdir (``.venv/lib/...``). As collected here every shipped item has the id it has in a
+checkout (``behaviours/test_ultimatum.py::...``), wherever the package is, so runs saved in either
+compare cell by cell.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .settings import OPTIONS, shipped_suite
+from .settings import COLLECTED_BESIDE, OPTIONS, collected_beside, installed, shipped_suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -23,29 +31,59 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("gaamas_suite", suite.plain, type=suite.ini_type, default=False)
 
 
-@pytest.hookimpl(tryfirst=True)  # before the plugin reads the run's behaviour files from its arguments
+@pytest.hookimpl(tryfirst=True)  # before the plugin reads the run's behaviour files
 def pytest_configure(config: pytest.Config) -> None:
     if not _asked(config):
         return
     shipped = shipped_suite()
     if shipped is None:
         raise pytest.UsageError("--gaamas-suite: this installation of pytest-gaamas holds no shipped behaviours; reinstall it from its wheel")
-    collected = _collected(shipped[0])
-    if not any(Path(arg.split("::", 1)[0]).resolve() in (collected, shipped[0]) for arg in config.args):
-        config.args.append(str(collected))
+    behaviours = shipped[0]
+    given = {Path(arg.split("::", 1)[0]).resolve() for arg in config.args}
+    if behaviours in given or (installed(shipped) and behaviours.parent in given):
+        return  # given by the run itself: collected from there
+    if installed(shipped):
+        config.stash[COLLECTED_BESIDE] = [behaviours]
+    else:
+        config.args.append(str(behaviours))
 
 
-def _collected(behaviours: Path) -> Path:
-    """What the run is given to collect: the installed package's folder of the suite (its cassettes
-    ignored), so that the items' ids read ``behaviours/test_ultimatum.py::...`` as in a checkout and
-    runs saved in either compare cell by cell; in a checkout, its behaviours folder."""
-    root = behaviours.parent
-    return behaviours if (root / "pyproject.toml").is_file() else root
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """The session's collection, with the installed package's behaviours beside what its arguments gave."""
+    report = yield
+    beside = collected_beside(collector.config) if isinstance(collector, pytest.Session) else []
+    if report.passed:
+        report.result.extend(ShippedBehaviours.from_parent(collector, path=folder, nodeid=folder.name) for folder in beside)
+    return report
+
+
+class ShippedBehaviours(pytest.Directory):
+    """The installed package's behaviour files, each collected as a test module (whatever the
+    project's ``python_files`` says) named as in a checkout."""
+
+    def collect(self):
+        for file in sorted(self.path.glob("test_*.py")):
+            yield self.ihook.pytest_pycollect_makemodule(module_path=file, parent=self)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """A shipped behaviour of an installed package, however reached, has the id it has in a checkout."""
+    shipped = shipped_suite()
+    if shipped is None or not installed(shipped) or Path(module_path).resolve().parent != shipped[0]:
+        return None
+    return pytest.Module.from_parent(parent, path=module_path, nodeid=f"{shipped[0].name}/{module_path.name}")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The shipped cassettes are never collected; nor, where the session collects the installed
+    behaviours itself, the folder that holds them, should a walk of the project reach it again."""
     shipped = shipped_suite() if _asked(config) else None
-    return True if shipped is not None and collection_path == shipped[1] else None
+    if shipped is None:
+        return None
+    beside = collected_beside(config)
+    return True if collection_path == shipped[1] or (beside and collection_path == shipped[0].parent) else None
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -113,10 +113,15 @@ def build_and_install(folder: Path) -> Installed:
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", dist, unpacked], cwd=folder)
     (wheel,) = dist.glob("*.whl")
 
-    environment = folder / "env"
-    run([sys.executable, "-m", "venv", "--without-pip", environment], cwd=folder)
+    return Installed(sdist, wheel, environment_with(wheel, folder / "env"))
+
+
+def environment_with(wheel: Path, environment: Path) -> Path:
+    """A fresh virtual environment at ``environment`` with ``wheel`` installed, and the dependencies
+    of this one linked in; its interpreter."""
+    run([sys.executable, "-m", "venv", "--without-pip", environment], cwd=environment.parent)
     python = environment / "bin" / "python"
-    site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=folder).stdout.strip())
+    site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=environment.parent).stdout.strip())
     try:  # an editable install's finder and metadata, or an installed copy: none of it is linked
         ours = {Path(str(file)).parts[0] for file in importlib.metadata.distribution("pytest-gaamas").files or ()}
     except importlib.metadata.PackageNotFoundError:
@@ -126,8 +131,8 @@ def build_and_install(folder: Path) -> Installed:
             linked = site / entry.name
             if entry.name not in ours and entry.name != "__pycache__" and not entry.name.startswith("pytest_gaamas") and not linked.exists():
                 linked.symlink_to(entry)
-    run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=folder)
-    return Installed(sdist, wheel, python)
+    run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=environment.parent)
+    return python
 
 
 @pytest.fixture(scope="module")
@@ -224,14 +229,64 @@ def test_a_users_own_behaviour_runs_beside_the_shipped_ones_under_the_same_optio
 
 
 def test_the_projects_own_recordings_of_a_shipped_behaviour_are_read_before_the_shipped_ones(installed, tmp_path):
-    """A project whose cassette folder holds the ultimatum's folder for SmolLM2 (here empty) replays the
-    shipped ultimatum from it, not from the package: each item fails for want of its cassette there."""
+    """A project whose cassette folder holds a recording of the ultimatum for SmolLM2 replays the
+    shipped ultimatum from its own folder, not from the package: an item whose cassette is not there
+    fails for want of it there. An empty folder of the behaviour holds no recording, and hides none."""
     folder = project(tmp_path)
-    (folder / "cassettes" / "embedded-smollm2" / "ultimatum").mkdir(parents=True)
-    command = [installed.python, "-m", "pytest", *documented_command(), "-k", "test_ultimatum[", "-p", "no:cacheprovider"]
+    own = folder / "cassettes" / "embedded-smollm2" / "ultimatum"
+    own.mkdir(parents=True)
+    command = [installed.python, "-m", "pytest", *documented_command(), "-k", "test_ultimatum[embedded-smollm2-proposer", "-p", "no:cacheprovider"]
+    done = run(command, folder)
+    assert "there is no cassette" not in done.stdout, done.stdout[-2000:]
+
+    shutil.copy2(SHIPPED_CASSETTES / "test_ultimatum-proposer-actions.yaml", own)
     done = run(command, folder, expected=pytest.ExitCode.TESTS_FAILED)
-    wanted = folder / "cassettes" / "embedded-smollm2" / "ultimatum" / "test_ultimatum-proposer-actions.yaml"
-    assert f"there is no cassette {wanted} for test_ultimatum[embedded-smollm2-proposer-actions]" in done.stdout
+    assert f"there is no cassette {own / 'test_ultimatum-proposer-strategy.yaml'} for test_ultimatum[embedded-smollm2-proposer-strategy]" in done.stdout
+    assert " 1 failed, " in done.stdout, done.stdout[-2000:]
+
+
+# -- the project's own virtual environment -------------------------------------------------------
+
+#: The checkout's recordings of one shipped behaviour for SmolLM2.
+SHIPPED_CASSETTES = ROOT / "cassettes" / "embedded-smollm2" / "ultimatum"
+
+
+def in_project_environment(installed: Installed, folder: Path) -> Path:
+    """The usual layout: ``python3 -m venv .venv`` in the project, the wheel installed there. Its interpreter."""
+    return environment_with(installed.wheel, folder / ".venv")
+
+
+def collected_ids(python: Path, folder: Path, *options: str) -> set[str]:
+    said = run([python, "-m", "pytest", *options, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=folder).stdout
+    return {line for line in said.splitlines() if "::" in line}
+
+
+def test_the_suite_installed_in_the_projects_own_venv_is_collected_whole_beside_the_users_behaviour(installed, tmp_path):
+    """pytest skips a project's ``.venv``: the shipped suite installed there is collected all the same,
+    every item of it, beside the user's own behaviour, under the ids a checkout gives them."""
+    folder = project(tmp_path, ("test_more_or_less.py", example_behaviour()))
+    python = in_project_environment(installed, folder)
+    checkout = collected_ids(Path(sys.executable), ROOT, "behaviours", *documented_command()[1:])
+    assert len(checkout) > 200
+    mine = {"behaviours/test_more_or_less.py::test_more_or_less[embedded-smollm2]"}
+    assert collected_ids(python, folder, *documented_command()) == checkout | mine
+    assert collected_ids(python, folder, *documented_command(), "behaviours") == checkout | mine
+
+
+def test_a_run_saved_in_a_checkout_gates_the_suite_installed_in_the_projects_venv_cell_for_cell(installed, tmp_path):
+    """The ultimatum's cells replayed in a checkout and saved, then replayed from a project whose venv
+    holds the suite and compared with that run: every cell pairs with its own."""
+    options = ["--gaamas-model=embedded:smollm2", "--gaamas-record=none", "-k", "test_ultimatum[", "-p", "no:cacheprovider"]
+    run([sys.executable, "-m", "pytest", "behaviours/test_ultimatum.py", *options, f"--gaamas-runs-dir={tmp_path / 'runs'}",
+         "--gaamas-save=checkout"], cwd=ROOT)  # fmt: skip
+    saved = json.loads((tmp_path / "runs" / "checkout.json").read_text())
+    folder = project(tmp_path)
+    python = in_project_environment(installed, folder)
+    document, _ = run_log(Installed(installed.sdist, installed.wheel, python), folder, *documented_command(), "-k", "test_ultimatum[",
+                          f"--gaamas-compare={tmp_path / 'runs' / 'checkout.json'}")  # fmt: skip
+    cells = document["comparison"]["cells"]
+    assert len(saved["scores"]) >= 6 and len(cells) == len(saved["scores"])
+    assert {item["test_id"] for item in document["items"]} == {item["test_id"] for item in saved["items"]}
 
 
 # -- which cassettes a shipped behaviour reads -------------------------------------------------
@@ -240,6 +295,7 @@ def test_the_projects_own_recordings_of_a_shipped_behaviour_are_read_before_the_
 def settings_for(tmp_path: Path, record: str = "none") -> Settings:
     shipped = (tmp_path / "site" / "shipped" / "behaviours", tmp_path / "site" / "shipped" / "cassettes")
     (shipped[1] / "embedded-smollm2" / "ultimatum").mkdir(parents=True)
+    (shipped[1] / "embedded-smollm2" / "ultimatum" / "test_ultimatum-proposer-actions.yaml").write_text("interactions: []\n")
     shipped[0].mkdir()
     return Settings(models=("embedded:smollm2",), trials=None, seed=0, temperature=None, record=record, json_path=None,
                     cassette_dir=tmp_path / "project" / "cassettes", journal_dir=tmp_path / "journal", shipped=shipped)  # fmt: skip
@@ -260,9 +316,52 @@ def test_the_projects_own_recordings_of_a_shipped_behaviour_win_and_recording_af
     settings = settings_for(tmp_path)
     behaviours = settings.shipped[0]
     (settings.cassette_dir / "embedded-smollm2" / "ultimatum").mkdir(parents=True)
+    (settings.cassette_dir / "embedded-smollm2" / "ultimatum" / "test_ultimatum-responder-actions.yaml.gz").write_bytes(b"")
     assert settings.for_item(behaviours / "test_ultimatum.py", "embedded-smollm2") is settings
     recording = settings_for(tmp_path / "all", record="all")
     assert recording.for_item(recording.shipped[0] / "test_ultimatum.py", "embedded-smollm2") is recording
+
+
+def test_an_empty_folder_of_the_projects_hides_no_shipped_cassette(tmp_path):
+    """A folder left empty (a recording moved away, a ``mkdir`` ahead of one) or holding only a
+    writer's lock holds no recording: the shipped cassettes replay."""
+    settings = settings_for(tmp_path)
+    behaviours, cassettes = settings.shipped
+    own = settings.cassette_dir / "embedded-smollm2" / "ultimatum"
+    own.mkdir(parents=True)
+    (own / ".test_ultimatum-proposer-actions.yaml.lock").write_text("")
+    assert settings.for_item(behaviours / "test_ultimatum.py", "embedded-smollm2").cassette_dir == cassettes
+
+
+@pytest.mark.parametrize("mode", ["new_episodes", "once"])
+def test_the_shipped_cassettes_are_only_replayed_whatever_the_runs_mode(tmp_path, mode):
+    """A request the shipped cassette lacks is never recorded into the installed package: the shipped
+    cassettes are replayed only, and a recording of the behaviour is made in the project's folder
+    (``--gaamas-record=all``)."""
+    settings = settings_for(tmp_path, record=mode)
+    behaviours, cassettes = settings.shipped
+    played = settings.for_item(behaviours / "test_ultimatum.py", "embedded-smollm2")
+    assert (played.cassette_dir, played.record) == (cassettes, "none")
+    # where the project's folder holds the behaviour, or the package does not, the run's mode stands
+    assert settings.for_item(behaviours / "test_commons.py", "embedded-smollm2") is settings
+
+
+def test_in_a_checkout_every_item_reads_and_writes_the_runs_own_cassette_folder(tmp_path):
+    """``--gaamas-cassette-dir`` in a checkout is where the run replays and records; its ``cassettes/``
+    is not read behind it, nor written."""
+    settings = settings_for(tmp_path, record="new_episodes")
+    (settings.shipped[0].parent / "pyproject.toml").write_text("")
+    assert settings.for_item(settings.shipped[0] / "test_ultimatum.py", "embedded-smollm2") is settings
+
+
+def test_a_cassette_folder_given_that_does_not_exist_is_refused_under_replay_only(behaviour_project):
+    """Every item would fail one by one for want of its cassette, or, for a reference agent, the folder
+    was never read: a mistyped folder is said at once."""
+    missing = behaviour_project.path / "casettes"
+    result = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=none", f"--gaamas-cassette-dir={missing}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--gaamas-cassette-dir: there is no folder {missing} to replay from; give the folder*"])
+    assert "Traceback" not in result.stderr.str() and len([line for line in result.stderr.lines if line.strip()]) == 1
 
 
 def test_in_a_checkout_the_shipped_suite_is_the_checkouts_own():
