@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,64 +116,125 @@ def _beside_numbers(parts: Iterable[str], options: Sequence[str], *, most: bool,
     return _extreme(scores, most=most)
 
 
-def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
-    """Every cue of the bank read off one prompt: (the cue, the option it picks or ABSTAINS)."""
-    picks: list[tuple[str, str | None]] = []
+class _Named:
+    """What one scope of a prompt names, read when a cue first asks for it: a blind agent plays one
+    cue, and reading all 220 for each of its requests cost four times what its game did."""
+
+    def __init__(self, text: str, options: tuple[str, ...]) -> None:
+        self.text, self.options = text, options
+
+    @functools.cached_property
+    def names(self) -> list[str]:
+        return _mentions(self.text, self.options)
+
+    @functools.cached_property
+    def order(self) -> list[str]:
+        return list(dict.fromkeys(self.names))
+
+    @functools.cached_property
+    def recency(self) -> list[str]:
+        return list(dict.fromkeys(reversed(self.names)))
+
+    def first(self) -> str | None:
+        return self.order[0] if self.order else ABSTAINS
+
+    def second(self) -> str | None:
+        return self.order[1] if len(self.order) > 1 else ABSTAINS
+
+    def first_last(self) -> str | None:
+        return self.order[-1] if self.order else ABSTAINS
+
+    def most_recent(self) -> str | None:
+        return self.recency[0] if self.recency else ABSTAINS
+
+    def second_most_recent(self) -> str | None:
+        return self.recency[1] if len(self.recency) > 1 else ABSTAINS
+
+    def least_recent(self) -> str | None:
+        return self.recency[-1] if self.recency else ABSTAINS
+
+    def listed_beside_most_recent(self, step: int) -> str | None:
+        return self.options[(self.options.index(self.recency[0]) + step) % len(self.options)] if self.recency else ABSTAINS
+
+    def most_often(self, most: bool) -> str | None:
+        return _extreme({o: float(self.names.count(o)) for o in self.options}, most=most) if self.names else ABSTAINS
+
+    def from_start(self, k: int) -> str | None:
+        return self.names[k] if len(self.names) > k else ABSTAINS
+
+    def from_end(self, k: int) -> str | None:
+        return self.names[-1 - k] if len(self.names) > k else ABSTAINS
+
+    def beside(self, *, lines: bool, most: bool, signed: bool = True) -> str | None:
+        parts = self.text.split("\n") if lines else _SENTENCE.split(self.text)
+        return _beside_numbers(parts, self.options, most=most, last_named=lines, signed=signed)
+
+
+Cue = Callable[[], "str | None"]
+
+
+def _cues(messages: tuple[str, ...], options: tuple[str, ...]) -> list[tuple[str, Cue]]:
+    """Every cue of the bank for one prompt, in the bank's order: (the cue, what reads the option it
+    picks, or ABSTAINS)."""
+    cues: list[tuple[str, Cue]] = []
     for k in range(3):
-        picks.append((f"option {k + 1} listed", options[min(k, len(options) - 1)]))
-        picks.append((f"option {k + 1} from the end of the listing", options[-1 - min(k, len(options) - 1)]))
-    picks += [("the label that sorts first", min(options)), ("the label that sorts last", max(options)),
-              ("the shortest label", _extreme({o: len(o) for o in options}, most=False)),
-              ("the longest label", _extreme({o: len(o) for o in options}, most=True))]
-    scopes = _scopes(messages)
-    for scope, text in scopes.items():
-        names = _mentions(text, options)
-        order = list(dict.fromkeys(names))
-        recency = list(dict.fromkeys(reversed(names)))
-        counts = {o: float(names.count(o)) for o in options}
+        cues.append((f"option {k + 1} listed", functools.partial(_same, options[min(k, len(options) - 1)])))
+        cues.append((f"option {k + 1} from the end of the listing", functools.partial(_same, options[-1 - min(k, len(options) - 1)])))
+    lengths = {o: float(len(o)) for o in options}
+    cues += [("the label that sorts first", functools.partial(min, options)), ("the label that sorts last", functools.partial(max, options)),
+             ("the shortest label", functools.partial(_extreme, lengths, most=False)),
+             ("the longest label", functools.partial(_extreme, lengths, most=True))]
+    scopes = {scope: _Named(text, options) for scope, text in _scopes(messages).items()}
+    for scope, named in scopes.items():
         within = f"in the {scope}"
-        picks += [
-            (f"named first {within}", order[0] if order else ABSTAINS),
-            (f"named second {within}", order[1] if len(order) > 1 else ABSTAINS),
-            (f"named first last {within}", order[-1] if order else ABSTAINS),
-            (f"named most recently {within}", recency[0] if recency else ABSTAINS),
-            (f"named second most recently {within}", recency[1] if len(recency) > 1 else ABSTAINS),
-            (f"named least recently {within}", recency[-1] if recency else ABSTAINS),
-            (f"listed after the one named most recently {within}",
-             options[(options.index(recency[0]) + 1) % len(options)] if recency else ABSTAINS),
-            (f"listed before the one named most recently {within}",
-             options[(options.index(recency[0]) - 1) % len(options)] if recency else ABSTAINS),
-            (f"named most often {within}", _extreme(counts, most=True) if names else ABSTAINS),
-            (f"named least often {within}", _extreme(counts, most=False) if names else ABSTAINS),
+        cues += [
+            (f"named first {within}", named.first),
+            (f"named second {within}", named.second),
+            (f"named first last {within}", named.first_last),
+            (f"named most recently {within}", named.most_recent),
+            (f"named second most recently {within}", named.second_most_recent),
+            (f"named least recently {within}", named.least_recent),
+            (f"listed after the one named most recently {within}", functools.partial(named.listed_beside_most_recent, 1)),
+            (f"listed before the one named most recently {within}", functools.partial(named.listed_beside_most_recent, -1)),
+            (f"named most often {within}", functools.partial(named.most_often, True)),
+            (f"named least often {within}", functools.partial(named.most_often, False)),
         ]
         for k in range(ECHO_LAGS):
-            picks.append((f"name {k + 1} from the start of the {scope}", names[k] if len(names) > k else ABSTAINS))
-            picks.append((f"name {k + 1} from the end of the {scope}", names[-1 - k] if len(names) > k else ABSTAINS))
+            cues.append((f"name {k + 1} from the start of the {scope}", functools.partial(named.from_start, k)))
+            cues.append((f"name {k + 1} from the end of the {scope}", functools.partial(named.from_end, k)))
         for most in (True, False):
             extreme = "largest" if most else "smallest"
-            picks.append((f"named last on the line with the {extreme} number {within}",
-                          _beside_numbers(text.split("\n"), options, most=most, last_named=True)))
-            picks.append((f"named first in the sentence with the {extreme} number {within}",
-                          _beside_numbers(_SENTENCE.split(text), options, most=most, last_named=False)))
-    for scope, text in scopes.items():  # after every other cue, so that blind-cue-K numbers stay
+            cues.append((f"named last on the line with the {extreme} number {within}", functools.partial(named.beside, lines=True, most=most)))
+            cues.append((f"named first in the sentence with the {extreme} number {within}",
+                         functools.partial(named.beside, lines=False, most=most)))
+    for scope, named in scopes.items():  # after every other cue, so that blind-cue-K numbers stay
         for most in (True, False):
             extreme = "largest" if most else "smallest"
-            picks.append((f"named last on the line with the {extreme} number, its sign unread, in the {scope}",
-                          _beside_numbers(text.split("\n"), options, most=most, last_named=True, signed=False)))
-            picks.append((f"named first in the sentence with the {extreme} number, its sign unread, in the {scope}",
-                          _beside_numbers(_SENTENCE.split(text), options, most=most, last_named=False, signed=False)))
-    return tuple(picks)
+            cues.append((f"named last on the line with the {extreme} number, its sign unread, in the {scope}",
+                         functools.partial(named.beside, lines=True, most=most, signed=False)))
+            cues.append((f"named first in the sentence with the {extreme} number, its sign unread, in the {scope}",
+                         functools.partial(named.beside, lines=False, most=most, signed=False)))
+    return cues
+
+
+def _same(option: str) -> str:
+    return option
+
+
+def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """Every cue of the bank read off one prompt: (the cue, the option it picks or ABSTAINS)."""
+    return tuple((name, read()) for name, read in _cues(messages, options))
 
 
 @functools.cache
 def bank_names() -> tuple[str, ...]:
     """The cues of the bank, in its order: ``reference:blind-cue-K`` plays the K-th."""
-    return tuple(name for name, _ in _read(("x",), ("x", "y")))
+    return tuple(name for name, _ in _cues(("x",), ("x", "y")))
 
 
 def pick(messages: Sequence[str], options: tuple[str, ...], index: int) -> str | None:
     """The option the ``index``-th cue of the bank picks in a prompt (``ABSTAINS`` where it reads nothing)."""
-    return _read(tuple(messages), options)[index][1]
+    return _cues(tuple(messages), options)[index][1]()
 
 
 @dataclass

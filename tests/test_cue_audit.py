@@ -15,6 +15,8 @@ import re
 
 import pytest
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_gaamas import cue_capture, cues
 from pytest_gaamas.cues import Asked, Bank, Unit, audit
@@ -76,6 +78,16 @@ def test_a_cue_that_reads_nothing_is_credited_at_chance():
     table = BANK.agreement(asked)
     reads_text = [i for i, name in enumerate(BANK.names) if not name.startswith(("option ", "the "))]
     assert reads_text and (table[:, reads_text] == 0.5).all()
+
+
+@given(st.lists(st.sampled_from(["Rock", "Paper", "A", "B", "-3", "2", "15", "and", "\n", ". ", ", "]), max_size=30),
+       st.lists(st.sampled_from(["Rock", "Paper", "A", "B"]), min_size=2, max_size=4, unique=True))
+@settings(max_examples=200, deadline=None)
+def test_a_blind_cue_agent_picks_what_the_audit_reads(words, options):
+    """``reference:blind-cue-K`` reads its one cue alone; it picks what the audit reads of the whole bank."""
+    messages = ("Rules: " + " ".join(words[:10]), " ".join(words[10:]))
+    read = cues._read(messages, tuple(options))
+    assert [cues.pick(messages, tuple(options), k) for k in range(len(read))] == [picked for _, picked in read]
 
 
 def test_only_the_judged_fields_of_actions_cells_are_audited():
