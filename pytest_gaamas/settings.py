@@ -498,7 +498,7 @@ class Settings:
             tables=tables,
             report_path=Path(value("report")) if value("report") else None,
             markdown_path=Path(value("markdown")) if value("markdown") else None,
-            shipped=shipped_suite(),
+            shipped=shipped_beside(root),
         )
         settings.check_outputs()
         return settings
@@ -519,13 +519,14 @@ class Settings:
 
     def for_item(self, path: Path, model_dir: str) -> Settings:
         """The settings an item of the behaviour file ``path`` plays under, for the model whose cassettes
-        are in ``model_dir`` (``embedded-smollm2``, with the run's suffix). A shipped behaviour of an
-        installed package replays the shipped cassettes of a model they hold, and only replays them:
-        the package is no place to write, whatever the run's mode. The run's own cassette folder
-        takes over where it holds a cassette of that behaviour for the model, and wherever the run
-        records afresh (``all``): its recordings are the user's, in the user's folder. Every other
-        item, and every item in a checkout, reads and writes the run's own folder."""
-        if self.shipped is None or self.record == "all" or not installed(self.shipped):
+        are in ``model_dir`` (``embedded-smollm2``, with the run's suffix). A shipped behaviour run
+        from another project replays the shipped cassettes of a model they hold, and only replays
+        them: an installed package is no place to write, whatever the run's mode. The run's own
+        cassette folder takes over where it holds a cassette of that behaviour for the model, and
+        wherever the run records afresh (``all``): its recordings are the user's, in the user's
+        folder. Every other item, and every item of a run in the checkout, reads and writes the run's
+        own folder."""
+        if self.shipped is None or self.record == "all":
             return self
         behaviours, cassettes = self.shipped
         if Path(path).resolve().parent != behaviours or cassettes == self.cassette_dir.resolve():
@@ -582,9 +583,12 @@ def shipped_suite() -> tuple[Path, Path] | None:
     return None
 
 
-def installed(shipped: tuple[Path, Path]) -> bool:
-    """Whether the shipped suite is an installed package's (read only), not a checkout's own."""
-    return not (shipped[0].parent / "pyproject.toml").is_file()
+def shipped_beside(rootpath: Path) -> tuple[Path, Path] | None:
+    """The shipped suite where it is not the run's own: an installed package's, or a checkout's run
+    from another project (an editable install); None for a run in the checkout itself, whose
+    behaviours and cassettes are its own."""
+    shipped = shipped_suite()
+    return None if shipped is None or shipped[0].parent == Path(rootpath).resolve() else shipped
 
 
 def holds_cassettes(folder: Path) -> bool:
@@ -592,8 +596,8 @@ def holds_cassettes(folder: Path) -> bool:
     return any(not p.name.startswith(".") for pattern in ("*.yaml", "*.yaml.gz") for p in folder.glob(pattern))
 
 
-#: Folders of behaviours a run collects beside its arguments (``--gaamas-suite``'s shipped ones, from an
-#: installed package), put here by the plugin that adds them, for what reads the run's behaviours.
+#: Folders of behaviours a run collects beside its arguments (``--gaamas-suite``'s shipped ones, from
+#: another project), put here by the plugin that adds them, for what reads the run's behaviours.
 COLLECTED_BESIDE = pytest.StashKey[list[Path]]()
 
 

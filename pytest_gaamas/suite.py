@@ -7,8 +7,8 @@ shipped behaviours added to the collection, and each shipped item's cassette fol
 :meth:`pytest_gaamas.settings.Settings.for_item` chooses. Where the files are is
 :func:`pytest_gaamas.settings.shipped_suite`'s to say.
 
-An installed package's behaviours are collected as a folder ``behaviours`` of the session, not
-through the run's arguments: a package installed in the project's own virtual environment
+Run from another project, the shipped behaviours are collected as a folder ``behaviours`` of the
+session, not through the run's arguments: a package installed in the project's own virtual environment
 (``.venv/lib/.../site-packages``) lies in a folder pytest skips, and reached by an argument it was
 collected under the project's folder already, so not at all; and its items would be named from
 the rootdir (``.venv/lib/...``). As collected here every shipped item has the id it has in a
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .settings import COLLECTED_BESIDE, OPTIONS, collected_beside, installed, shipped_suite
+from .settings import COLLECTED_BESIDE, OPTIONS, collected_beside, shipped_beside, shipped_suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,9 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--gaamas-suite: this installation of pytest-gaamas holds no shipped behaviours; reinstall it from its wheel")
     behaviours = shipped[0]
     given = {Path(arg.split("::", 1)[0]).resolve() for arg in config.args}
-    if behaviours in given or (installed(shipped) and behaviours.parent in given):
+    beside = shipped_beside(config.rootpath) is not None
+    if behaviours in given or (beside and behaviours.parent in given):
         return  # given by the run itself: collected from there
-    if installed(shipped):
+    if beside:
         config.stash[COLLECTED_BESIDE] = [behaviours]
     else:
         config.args.append(str(behaviours))
@@ -50,7 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector):
-    """The session's collection, with the installed package's behaviours beside what its arguments gave."""
+    """The session's collection, with the shipped behaviours beside what its arguments gave."""
     report = yield
     beside = collected_beside(collector.config) if isinstance(collector, pytest.Session) else []
     if report.passed:
@@ -59,8 +60,8 @@ def pytest_make_collect_report(collector: pytest.Collector):
 
 
 class ShippedBehaviours(pytest.Directory):
-    """The installed package's behaviour files, each collected as a test module (whatever the
-    project's ``python_files`` says) named as in a checkout."""
+    """The shipped behaviour files, each collected as a test module (whatever the project's
+    ``python_files`` says) named as in a checkout."""
 
     def collect(self):
         for file in sorted(self.path.glob("test_*.py")):
@@ -69,15 +70,15 @@ class ShippedBehaviours(pytest.Directory):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
-    """A shipped behaviour of an installed package, however reached, has the id it has in a checkout."""
-    shipped = shipped_suite()
-    if shipped is None or not installed(shipped) or Path(module_path).resolve().parent != shipped[0]:
+    """A shipped behaviour run from another project, however reached, has the id it has in a checkout."""
+    shipped = shipped_beside(parent.config.rootpath)
+    if shipped is None or Path(module_path).resolve().parent != shipped[0]:
         return None
     return pytest.Module.from_parent(parent, path=module_path, nodeid=f"{shipped[0].name}/{module_path.name}")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """The shipped cassettes are never collected; nor, where the session collects the installed
+    """The shipped cassettes are never collected; nor, where the session collects the shipped
     behaviours itself, the folder that holds them, should a walk of the project reach it again."""
     shipped = shipped_suite() if _asked(config) else None
     if shipped is None:

@@ -36,7 +36,7 @@ import pytest
 from conftest import ROOT, SHIPPED
 from test_readme_example import example_behaviour
 
-from pytest_gaamas.settings import Settings, shipped_suite
+from pytest_gaamas.settings import Settings, shipped_beside, shipped_suite
 
 
 def documented_command() -> list[str]:
@@ -346,12 +346,18 @@ def test_the_shipped_cassettes_are_only_replayed_whatever_the_runs_mode(tmp_path
     assert settings.for_item(behaviours / "test_commons.py", "embedded-smollm2") is settings
 
 
-def test_in_a_checkout_every_item_reads_and_writes_the_runs_own_cassette_folder(tmp_path):
-    """``--gaamas-cassette-dir`` in a checkout is where the run replays and records; its ``cassettes/``
-    is not read behind it, nor written."""
-    settings = settings_for(tmp_path, record="new_episodes")
-    (settings.shipped[0].parent / "pyproject.toml").write_text("")
-    assert settings.for_item(settings.shipped[0] / "test_ultimatum.py", "embedded-smollm2") is settings
+def test_in_the_checkout_every_item_reads_and_writes_the_runs_own_cassette_folder(tmp_path):
+    """``--gaamas-cassette-dir`` in the checkout is where the run replays and records: its ``cassettes/``
+    is neither read behind it nor written. Run from another project (an editable install), the
+    checkout's suite is shipped as an installed one is."""
+    assert shipped_beside(ROOT) is None and shipped_beside(tmp_path) == shipped_suite()
+    own = tmp_path / "cassettes"
+    own.mkdir()
+    item = "behaviours/test_ultimatum.py::test_ultimatum[embedded-smollm2-proposer-actions]"
+    command = [sys.executable, "-m", "pytest", item, "--gaamas-model=embedded:smollm2", "--gaamas-record=none", f"--gaamas-cassette-dir={own}",
+               "-p", "no:cacheprovider"]  # fmt: skip
+    done = run(command, ROOT, expected=pytest.ExitCode.TESTS_FAILED)
+    assert f"there is no cassette {own / 'embedded-smollm2' / 'ultimatum' / 'test_ultimatum-proposer-actions.yaml'}" in done.stdout
 
 
 def test_a_cassette_folder_given_that_does_not_exist_is_refused_under_replay_only(behaviour_project):
