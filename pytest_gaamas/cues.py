@@ -135,23 +135,13 @@ class _Named:
     def recency(self) -> list[str]:
         return list(dict.fromkeys(reversed(self.names)))
 
-    def first(self) -> str | None:
-        return self.order[0] if self.order else ABSTAINS
+    def in_order(self, k: int) -> str | None:
+        """The k-th option named (distinct, from the first; k < 0 from the last named first)."""
+        return _at(self.order, k)
 
-    def second(self) -> str | None:
-        return self.order[1] if len(self.order) > 1 else ABSTAINS
-
-    def first_last(self) -> str | None:
-        return self.order[-1] if self.order else ABSTAINS
-
-    def most_recent(self) -> str | None:
-        return self.recency[0] if self.recency else ABSTAINS
-
-    def second_most_recent(self) -> str | None:
-        return self.recency[1] if len(self.recency) > 1 else ABSTAINS
-
-    def least_recent(self) -> str | None:
-        return self.recency[-1] if self.recency else ABSTAINS
+    def by_recency(self, k: int) -> str | None:
+        """The k-th option named most recently (distinct; k < 0 from the least recently)."""
+        return _at(self.recency, k)
 
     def listed_beside_most_recent(self, step: int) -> str | None:
         return self.options[(self.options.index(self.recency[0]) + step) % len(self.options)] if self.recency else ABSTAINS
@@ -160,10 +150,10 @@ class _Named:
         return _extreme({o: float(self.names.count(o)) for o in self.options}, most=most) if self.names else ABSTAINS
 
     def from_start(self, k: int) -> str | None:
-        return self.names[k] if len(self.names) > k else ABSTAINS
+        return _at(self.names, k)
 
     def from_end(self, k: int) -> str | None:
-        return self.names[-1 - k] if len(self.names) > k else ABSTAINS
+        return _at(self.names, -1 - k)
 
     def beside(self, *, lines: bool, most: bool, signed: bool = True) -> str | None:
         parts = self.text.split("\n") if lines else _SENTENCE.split(self.text)
@@ -188,12 +178,12 @@ def _cues(messages: tuple[str, ...], options: tuple[str, ...]) -> list[tuple[str
     for scope, named in scopes.items():
         within = f"in the {scope}"
         cues += [
-            (f"named first {within}", named.first),
-            (f"named second {within}", named.second),
-            (f"named first last {within}", named.first_last),
-            (f"named most recently {within}", named.most_recent),
-            (f"named second most recently {within}", named.second_most_recent),
-            (f"named least recently {within}", named.least_recent),
+            (f"named first {within}", functools.partial(named.in_order, 0)),
+            (f"named second {within}", functools.partial(named.in_order, 1)),
+            (f"named first last {within}", functools.partial(named.in_order, -1)),
+            (f"named most recently {within}", functools.partial(named.by_recency, 0)),
+            (f"named second most recently {within}", functools.partial(named.by_recency, 1)),
+            (f"named least recently {within}", functools.partial(named.by_recency, -1)),
             (f"listed after the one named most recently {within}", functools.partial(named.listed_beside_most_recent, 1)),
             (f"listed before the one named most recently {within}", functools.partial(named.listed_beside_most_recent, -1)),
             (f"named most often {within}", functools.partial(named.most_often, True)),
@@ -219,6 +209,10 @@ def _cues(messages: tuple[str, ...], options: tuple[str, ...]) -> list[tuple[str
 
 def _same(option: str) -> str:
     return option
+
+
+def _at(names: Sequence[str], k: int) -> str | None:
+    return names[k] if -len(names) <= k < len(names) else ABSTAINS
 
 
 def _read(messages: tuple[str, ...], options: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
