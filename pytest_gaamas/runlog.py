@@ -72,6 +72,7 @@ from typing import Any, Literal, TypedDict, Union
 
 from . import inert, safejson
 from .errors import UnreadableFile
+from .figures import MAX_DRAWN
 from .report import ReferenceRow, Score
 from .usage import Usage
 
@@ -637,6 +638,7 @@ def _parsed(text: str, path: Path | None) -> RunLog:
         raise UnreadableFile(f"{name}: a damaged run log (format is {_found(version)}, where one of {', '.join(map(str, SCHEMAS))} belongs); {REMEDY}")
     try:
         _check(SCHEMAS[version], data)
+        _check_scores(data["scores"])
         later = version >= 2  # what format 1 did not hold is not read from it
         return RunLog(
             format=version,
@@ -652,6 +654,34 @@ def _parsed(text: str, path: Path | None) -> RunLog:
         )
     except _Damaged as damage:
         raise UnreadableFile(f"{name}: a damaged run log ({damage}); {REMEDY}") from None
+
+
+class Adjusted(TypedDict, total=False):
+    """What a score's verdict was decided on (``report.Score.adjusted``), as the report reads it."""
+
+    family: int
+    ci: tuple[float | None, float | None]
+    confidence: float
+    chance: float
+    chance_margin: float
+    chance_ci: tuple[float | None, float | None]
+
+
+def _check_scores(scores: list[dict[str, Any]]) -> None:
+    """What the schema leaves open of each score (checked as it is): ``adjusted`` of the shape the
+    report reads, and the numbers a figure draws (the score, its interval, its sample) within what a
+    plot can draw. An interval of ±1e308 is a number JSON holds, and no axis spans it."""
+    for index, score in enumerate(scores):
+        if score.get("adjusted") is not None:
+            try:
+                _check(Adjusted, score["adjusted"])
+            except _Damaged as damage:
+                raise damage.at(f"scores[{index}].adjusted") from None
+        drawn = [(".score", score["score"]), *((f".ci[{i}]", v) for i, v in enumerate(score["ci"])),
+                 *((f".sample[{i}]", v) for i, v in enumerate(score.get("sample", ())))]  # fmt: skip
+        for where, value in drawn:
+            if value is not None and not abs(value) <= MAX_DRAWN:
+                raise _Damaged(f"is {_found(value)}, where a number within ±{MAX_DRAWN:g} belongs").at(f"scores[{index}]{where}")
 
 
 def _built(where: str, build, data):
