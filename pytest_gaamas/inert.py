@@ -41,6 +41,26 @@ def terminal(value: object) -> str:
     return "".join(map(_shown, text))
 
 
+def lines(value: object) -> str:
+    """``value`` as :func:`terminal` shows it, but keeping its line breaks and tabs: for text shown
+    as written over many lines (a reply in the HTML report's ``<pre>``), where a line break moves
+    nothing that is not the text's own."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "\n".join("\t".join(map(terminal, line.split("\t"))) for line in text.split("\n"))  # each piece at C speed
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole(text: str) -> str:
+    """``text`` with each lone surrogate (JSON's ``"\\ud800"``, which no UTF-8 file can hold)
+    replaced by U+FFFD, as a decoder replaces what it cannot read: a reply that holds one is read
+    as the model's words, and written, replayed and reported like any other."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
 #: Every ASCII punctuation character may be backslash-escaped in CommonMark, and none then does
 #: anything: no link, image, HTML, emphasis, code span, heading, list, quote or table cell boundary;
 #: and with ':', '.' and '@' escaped, GitHub does not make a bare URL or address a link either.

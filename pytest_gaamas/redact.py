@@ -11,10 +11,11 @@ pytest prints captured logs into the terminal and JUnit XML."""
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 import threading
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 REDACTED = "REDACTED"
 #: Query parameters that carry credentials, compared without case, '-' and '_'.
@@ -51,18 +52,46 @@ def remember(*secrets: str | None) -> None:
 
 
 def url_secrets(url: str | None) -> tuple[str, ...]:
-    """What of ``url`` is a credential: its user and password, key-bearing query values, key-like
-    path segments, its fragment."""
+    """What of ``url`` is a credential, in every form it travels in: its user and password as
+    written and as sent (percent-decoded), the Basic token the client makes of them, key-bearing
+    query values, key-like path segments, its fragment. A URL that does not parse still gives its
+    user-info and query, cut apart by hand."""
     if not url:
         return ()
+    user = password = fragment = None
     try:
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        found = [parts.username, parts.password, parts.fragment]
-    except ValueError:
-        return ()
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _is_secret(k)]
-    found += [segment for segment in parts.path.split("/") if _KEY_LIKE.fullmatch(segment)]
-    return tuple(part for part in found if part)
+        parts = urlsplit(_with_authority(url))
+        user, password, fragment, query, path = parts.username, parts.password, parts.fragment, parts.query, parts.path
+    except ValueError:  # an unclosed IPv6 bracket: the parts are where they would be
+        _, user, password, _, path, query, fragment = _cut_apart(url)
+    found = [user, password, fragment, *(unquote(part) for part in (user, password) if part)]
+    if user or password:  # what an HTTP client sends for user-info: ``Authorization: Basic <token>``
+        found.append(base64.b64encode(f"{unquote(user or '')}:{unquote(password or '')}".encode()).decode("ascii"))
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if _is_secret(name):
+            found += [value, *re.findall(rf"(?:^|&){re.escape(name)}=([^&]*)", query)]  # decoded, and as written
+    found += [segment for segment in path.split("/") if _KEY_LIKE.fullmatch(segment)]
+    return tuple(dict.fromkeys(part for part in found if part))
+
+
+def _cut_apart(url: str) -> tuple[str, str | None, str | None, str, str, str, str]:
+    """A URL that :func:`urlsplit` refuses, cut where its parts would be: scheme, user, password,
+    host (and port), path, query, fragment."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    rest, _, fragment = rest.partition("#")
+    rest, _, query = rest.partition("?")
+    authority, slash, path = rest.partition("/")
+    credentials, at, host = authority.rpartition("@")
+    user, colon, password = credentials.partition(":")
+    return scheme, user if at else None, password if colon else None, host, slash + path, query, fragment
+
+
+def _with_authority(url: str) -> str:
+    """``url`` as :func:`urlsplit` reads its host: ``host:port`` without a scheme (OLLAMA_HOST) is
+    otherwise read as a scheme and a path."""
+    return url if "://" in url or url.startswith("//") else f"//{url}"
 
 
 def has_known_secrets() -> bool:
@@ -114,14 +143,14 @@ def redact_url(url: str | None) -> str | None:
     url = scrub_known(url)
     if "@" not in url and "?" not in url and "#" not in url and not _KEY_LIKE.search(url):
         return url
-    if "://" not in url:  # host[:port] with user-info, as OLLAMA_HOST may be written
-        return url.rpartition("@")[2]
+    schemeless = "://" not in url  # host[:port][?query] with user-info, as OLLAMA_HOST may be written
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(_with_authority(url))
         host = parts.hostname or ""
         port = parts.port
-    except ValueError:
-        return REDACTED  # not a URL we can take apart: show none of it
+    except ValueError:  # not a URL urllib takes apart (an unclosed IPv6 bracket): its host and path, as written
+        scheme, _, _, host, path, _, _ = _cut_apart(url)
+        return f"{scheme}://{host}{_without_keys(path)}" if scheme else f"{host}{_without_keys(path)}"
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:
         netloc += f":{port}"
@@ -129,8 +158,12 @@ def redact_url(url: str | None) -> str | None:
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, REDACTED if _is_secret(k) else v) for k, v in pairs], safe="/:")
-    path = "/".join(REDACTED if _KEY_LIKE.fullmatch(segment) else segment for segment in parts.path.split("/"))
-    return urlunsplit((parts.scheme, netloc, path, query, ""))
+    shown = urlunsplit((parts.scheme, netloc, _without_keys(parts.path), query, ""))
+    return shown.removeprefix("//") if schemeless else shown
+
+
+def _without_keys(path: str) -> str:
+    return "/".join(REDACTED if _KEY_LIKE.fullmatch(segment) else segment for segment in path.split("/"))
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"<>()]+")

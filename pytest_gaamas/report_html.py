@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from . import drawing, gate
+from . import drawing, gate, inert
 from .report import SPARKS, Table, build_tables, reached, verdict_counts
 from .runlog import ItemLog, Play, RunLog
 from .usage import described, record_mode
@@ -98,7 +98,10 @@ def render(log: RunLog) -> str:
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    """``text`` as HTML that shows it as written: markup escaped, and every control a model may
+    have written (an escape sequence, a bidirectional override, C1, a lone surrogate) shown as
+    Python writes it, line breaks and tabs kept."""
+    return html.escape(inert.lines(text), quote=True)
 
 
 def _anchor(name: str) -> str:

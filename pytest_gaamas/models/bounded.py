@@ -8,6 +8,11 @@ the request's deadline. The bound sits under the transport, where the bytes arri
 response, because a recording (vcrpy) reads the whole body inside the transport before any response
 reaches its caller. The breaches are exceptions the model classes turn into one line: a timeout
 (asked again, as any timeout) or an answer too large (a model that is unavailable as it stands).
+
+A compressed body is bounded as it inflates, not only as it arrives: 2 MB of gzip may inflate to
+2 GiB, which the recorder (and the client) would decompress whole. So the body is inflated here,
+under the transport and within the bound, and handed up as plain bytes without its
+``Content-Encoding``; the server is asked for no encoding but the two inflated here.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import functools
 import sys
 import threading
 import time
+import zlib
 from types import ModuleType
 from typing import Any
 
@@ -55,7 +61,99 @@ def bounded_transport(http: ModuleType, seconds: float):
     core = sys.modules[type(pool).__module__.split(".")[0]]  # httpcore, or httpcore2 under httpx2
     reading = _Request()
     pool._network_backend = _backend(core)(pool._network_backend, reading)
+    transport._pool = _InflatingPool(pool, core, http, reading)
     return _transport(http)(transport, reading, seconds)
+
+
+#: The encodings inflated here, within the bound, by the ``wbits`` zlib reads each with.
+INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class _InflatingPool:
+    """httpcore's connection pool, whose answers arrive inflated (``_Inflated``) and without a
+    ``Content-Encoding`` for anything above to inflate again. Under the transport, so that a recording
+    (vcrpy) reads the inflated body, as the client does."""
+
+    def __init__(self, pool: Any, core: ModuleType, http: ModuleType, reading: _Request):
+        self._pool, self._core, self._http, self._reading = pool, core, http, reading
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+    def __enter__(self):
+        self._pool.__enter__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._pool.__exit__(*exc_info)
+
+    def handle_request(self, request):
+        request.headers = [(k, v) for k, v in request.headers if k.lower() != b"accept-encoding"] + [(b"Accept-Encoding", b"gzip, deflate")]
+        response = self._pool.handle_request(request)
+        encodings = [e.strip().lower() for k, v in response.headers if k.lower() == b"content-encoding" for e in v.decode("latin-1").split(",")]
+        encodings = [e for e in encodings if e and e != "identity"]
+        if not encodings:
+            return response
+        headers = [(k, v) for k, v in response.headers if k.lower() not in (b"content-encoding", b"content-length")]
+        body = _Inflated(response.stream, encodings, self._reading.bound, self._http)
+        return self._core.Response(response.status, headers=headers, content=body, extensions=response.extensions)
+
+
+class _Inflated:
+    """A body as it was before the server compressed it, inflated a piece at a time. An encoding not
+    inflated here (one the server was not asked for) is passed on as it came, which then reads as no
+    chat completion."""
+
+    def __init__(self, stream: Any, encodings: list[str], bound: int, http: ModuleType):
+        self._stream = stream
+        known = all(e in INFLATED for e in encodings)
+        self._stages = [_Inflater(e, bound, http) for e in reversed(encodings)] if known else []
+
+    def __iter__(self):
+        for chunk in self._stream:
+            for stage in self._stages:
+                chunk = stage.inflate(chunk)
+            if chunk:
+                yield chunk
+        tail = b""
+        for stage in self._stages:
+            tail = stage.inflate(tail) + stage.rest()
+        if tail:
+            yield tail
+
+    def close(self) -> None:
+        if hasattr(self._stream, "close"):
+            self._stream.close()
+
+
+class _Inflater:
+    """One encoding undone, giving no more than ``bound`` bytes in all: zlib is asked for one byte
+    past what is left, never for all that a piece inflates to."""
+
+    def __init__(self, encoding: str, bound: int, http: ModuleType):
+        self.encoding, self.bound, self.left, self._http = encoding, bound, bound, http
+        self._zlib = zlib.decompressobj(INFLATED[encoding])
+        self._first = True
+
+    def inflate(self, data: bytes) -> bytes:
+        try:
+            inflated = self._zlib.decompress(data, self.left + 1)
+        except zlib.error as error:
+            if self.encoding == "deflate" and self._first:  # deflate sent raw, without zlib's header, as some servers do
+                self.encoding, self._zlib = "raw deflate", zlib.decompressobj(-zlib.MAX_WBITS)
+                return self.inflate(data)
+            raise self._http.DecodingError(f"the answer is not the {self.encoding} it says it is ({error})") from None
+        self._first = self._first and not data
+        return self._counted(inflated)
+
+    def rest(self) -> bytes:
+        return self._counted(self._zlib.flush())
+
+    def _counted(self, inflated: bytes) -> bytes:
+        self.left -= len(inflated)
+        if self.left < 0:
+            raise AnswerTooLarge(f"larger than {self.bound:,} bytes once decompressed")
+        return inflated
 
 
 @functools.cache

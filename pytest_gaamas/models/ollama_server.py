@@ -6,18 +6,18 @@ import functools
 import os
 import random
 import time
-from urllib.parse import urlsplit
 
 import httpx
 import ollama
 
 from ..errors import ModelUnavailable
-from ..inert import terminal
+from ..inert import terminal, whole
 from ..play import Reply, Request
 from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
 from .base import Model
 from .bounded import bounded_transport, too_large
 from .http_errors import in_chain, is_transport_error, raise_if_cassette_miss
+from .openai_compatible import refuse_unreadable_address
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 MAX_DIGEST_CHARS = 200
@@ -46,10 +46,10 @@ class OllamaModel(Model):
         #: The server as it may be shown and written: without credentials in the URL.
         self.shown_url = redact_url(self.host)
         self._digest: str | None = None
-        address = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
         #: What of the host is a credential, scrubbed from whatever the client says.
-        self._secrets = tuple(part for part in (address.password, address.username) if part)
-        remember(*url_secrets(self.host))
+        self._secrets = url_secrets(self.host)
+        remember(*self._secrets)
+        refuse_unreadable_address(self, "host", "OLLAMA_HOST" if host is None else "Ollama's host", "http://HOST:11434", scheme_optional=True)
         self._digest_asked = False
 
     @functools.cached_property
@@ -119,7 +119,8 @@ class OllamaModel(Model):
         if message is None or not isinstance(message.content or "", str):
             raise ModelUnavailable(self._not_an_answer("it has no message"))
         self.usage.answered({"prompt_tokens": getattr(response, "prompt_eval_count", None), "completion_tokens": getattr(response, "eval_count", None)})
-        return Reply(scrub_known(message.content or ""), scrub_known(message.thinking or ""), truncated=response.done_reason == "length")
+        text, thinking = (scrub_known(whole(said or "")) for said in (message.content, message.thinking))
+        return Reply(text, thinking, truncated=response.done_reason == "length")
 
     def _not_an_answer(self, problem: str) -> str:
         return (
@@ -140,7 +141,7 @@ class OllamaModel(Model):
             digest = next((m.digest for m in listed if m.model in wanted), None)
             # Kept only as what a digest is (sha256:<64 hex>, a few more characters at most): model.json
             # and every run log carry it, and the next run refuses a model.json past its size bound.
-            self._digest = terminal(digest) if isinstance(digest, str) and len(digest) <= MAX_DIGEST_CHARS else None
+            self._digest = terminal(redact_text(digest, self._secrets)) if isinstance(digest, str) and len(digest) <= MAX_DIGEST_CHARS else None
         return self._digest
 
     def provenance(self) -> dict:

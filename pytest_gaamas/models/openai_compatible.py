@@ -9,10 +9,13 @@ import random
 import sys
 import time
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+import pytest
+
 from ..errors import ModelUnavailable
-from ..inert import terminal
+from ..inert import terminal, whole
 from ..lazy import OnFirstUse
 from ..play import Reply, Request
 from ..redact import redact_text, redact_url, remember, scrub_known, url_secrets
@@ -72,6 +75,29 @@ def _timed_out(error: BaseException) -> bool:
     return in_chain(error, lambda e: isinstance(e, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException))) is not None
 
 
+class UnreadableAddress(ModelUnavailable, pytest.Collector.CollectError):
+    """A server's URL that cannot be read as one. Raised where the model is made, which is while the
+    items are collected: pytest shows a collection error of this kind as its message alone, with no
+    traceback whose locals (``-l``) would print the URL, password and all."""
+
+
+def refuse_unreadable_address(model: Any, attribute: str, variable: str, example: str, *, scheme_optional: bool = False) -> None:
+    """Raises :class:`UnreadableAddress` where the URL in ``model``'s ``attribute`` is no http(s) URL
+    (or, ``scheme_optional``, ``host:port``) with a host and a port that is a number. Only ``model``
+    is a local here: the URL is in no frame that a traceback shows."""
+    try:
+        address = urlsplit(getattr(model, attribute) if "://" in getattr(model, attribute) else f"//{getattr(model, attribute)}")
+        _ = address.port  # a port that is no number from 0 to 65535 raises here
+    except ValueError:  # not said as urllib says it, which may quote the host with its user-info
+        problem = "a bracket of an IPv6 address is not closed, or its host or port cannot be read"
+    else:
+        schemes = ("http", "https", "") if scheme_optional else ("http", "https")
+        problem = ("it names no host" if not address.hostname
+                   else None if address.scheme in schemes else "it does not begin with http:// or https://")  # fmt: skip
+    if problem is not None:
+        raise UnreadableAddress(f"{variable} {model.shown_url!r} is not a server's URL: {problem}; write it as {example}")
+
+
 def summary(request: Request, name: str) -> str:
     return f"POST /chat/completions (model {name!r}, seed {request.seed}, temperature {request.temperature:g})"
 
@@ -96,11 +122,13 @@ class OpenAICompatibleModel(Model):
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         #: The server as it may be shown and written: without credentials in the URL.
         self.shown_url = redact_url(self.base_url)
+        remember(*url_secrets(self.base_url))
+        refuse_unreadable_address(self, "base_url", "OPENAI_BASE_URL" if base_url is None else "the server's URL", "http://HOST:PORT/v1")
         # A replay never reaches the server, so a missing key only matters for a live request, and
         # the server's 401 then says so.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "no-key-set"
         self._api_key = key
-        remember(key if key_is_secret and key != "no-key-set" else None, *url_secrets(self.base_url))
+        remember(key if key_is_secret and key != "no-key-set" else None)
         # A query in the URL (Azure's and some gateways' ?api-key=...) is kept a query: the client
         # appends paths to base_url, which would put /chat/completions after it.
         address = urlsplit(self.base_url)
@@ -238,10 +266,12 @@ class OpenAICompatibleModel(Model):
         message = choice["message"]
         fingerprint = completion.get("system_fingerprint")
         if self._fingerprint is None and isinstance(fingerprint, str) and len(fingerprint) <= MAX_FINGERPRINT_CHARS:
-            self._fingerprint = terminal(fingerprint)
+            # model.json, every run log and the report carry it: a key a server reflects there is not kept.
+            self._fingerprint = terminal(self._scrubbed(fingerprint))
         thinking = next((message[f] for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f]), "")
         # A server that echoes the key in its answer: scrubbed here as in the cassette, so live and replay agree.
-        return Reply(scrub_known(message.get("content") or ""), scrub_known(thinking), truncated=choice.get("finish_reason") == "length")
+        text, thinking = (scrub_known(whole(said)) for said in (message.get("content") or "", thinking))
+        return Reply(text, thinking, truncated=choice.get("finish_reason") == "length")
 
     @property
     def reasoning_model(self) -> bool:
