@@ -5,13 +5,20 @@ Progress is said as trials finish; between two answers, which a reasoning model 
 may keep minutes apart, nothing would be said. ``Heartbeat`` says how long the cell has waited since
 its last answer, every ``every`` seconds of silence, until the answer comes or the request's own
 timeout (--gaamas-timeout) ends the wait.
+
+An xdist worker has no terminal: what it would say (these lines, the trials' progress, a wait for
+another run's lock) goes through a ``Relay``, a file the controller reads and says as it comes.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -67,3 +74,76 @@ class Beating:
             return self._agent.reply(request)
         finally:
             self._heartbeat.beat()
+
+
+def appended_lines(path: Path, read_to: int) -> tuple[list[str], int]:
+    """The whole lines other processes appended to ``path`` past ``read_to`` bytes, and where the
+    next look starts: a line still being written is read at the next look, whole."""
+    try:
+        with open(path, "rb") as appended:
+            appended.seek(read_to)
+            tail = appended.read()
+    except OSError:
+        return [], read_to
+    whole = tail[: tail.rfind(b"\n") + 1]
+    return whole.decode("utf-8", "replace").splitlines(), read_to + len(whole)
+
+
+#: How often the controller looks for lines its workers relayed.
+RELAY_EVERY_S = 0.5
+
+
+class Relay:
+    """Lines said in xdist workers, carried to the controller's terminal: each worker appends its
+    lines to ``path`` (made by the controller's ``open``), and while open, a thread of the controller's reads what was appended and
+    hands each whole line to ``say``. Silence is what the heartbeat exists to break, so the lines
+    cannot wait for xdist's next event, which a silent model never sends."""
+
+    def __init__(self, path: Path | None, say: Callable[[str], None] | None = None) -> None:
+        self.path, self._say = path, say
+        self._read_to = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def send(self, line: str) -> None:
+        """A worker's line, one line whatever it holds, appended whole among the other workers'."""
+        assert self.path is not None, "a worker's relay is handed its path"
+        with open(self.path, "ab") as relayed:
+            fcntl.flock(relayed, fcntl.LOCK_EX)
+            relayed.write(" ".join(line.splitlines()).encode("utf-8", "replace") + b"\n")
+
+    def open(self) -> None:
+        """On the controller, as its first worker starts: the file made, and read from now on."""
+        if self._thread is not None:
+            return
+        handle, name = tempfile.mkstemp(prefix="gaamas-progress-")
+        os.close(handle)
+        self.path, self._read_to = Path(name), 0
+        self._thread = threading.Thread(target=self._run, name="gaamas-relay", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(RELAY_EVERY_S):
+            self.drain()
+
+    def drain(self) -> None:
+        """Every whole line appended since the last look, said."""
+        with self._lock:
+            if self.path is None:
+                return
+            lines, self._read_to = appended_lines(self.path, self._read_to)
+            for line in lines:
+                if self._say is not None:
+                    self._say(line)
+
+    def close(self) -> None:
+        """The thread stopped, what is left said, and the file gone."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self.drain()
+        self._thread = None
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)

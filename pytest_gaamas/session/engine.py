@@ -18,9 +18,12 @@ import pytest
 from .. import compare, gate, inert, null_runs, runlog
 from ..experiment import RECORDED_PROPERTY, Experiment
 from ..models import Model, resolve
+from ..models.base import THINKING_TOKENS
+from ..play import Request
 from ..provenance import run_provenance
 from ..report import build_tables
 from ..settings import Settings
+from ..strategy import STRATEGY_REPLY_TOKENS
 from . import cassette_check, outputs, xdist
 from .findings import VERDICT_OF_PROPERTY, Finding, reported_verdict
 
@@ -39,6 +42,14 @@ class Ending:
     decision: gate.Decision | None = None
     #: An output (the run log, the report, the summary) that could not be written.
     unwritten: bool = False
+
+
+def reply_tokens_most(model: Model, request: Request | None) -> int:
+    """The most tokens ``model``'s reply to ``request`` may take; where the request is not known,
+    the larger of the two defaults (a strategy's), or --gaamas-max-tokens."""
+    if request is not None:
+        return model.token_budget(request)
+    return model.max_tokens or STRATEGY_REPLY_TOKENS + (THINKING_TOKENS if model.thinks else 0)
 
 
 @dataclass
@@ -81,6 +92,7 @@ class Session:
     def __post_init__(self) -> None:
         self.is_worker = xdist.is_worker(self.config)
         self.request_budget = xdist.request_budget(self.config, self.settings.max_requests, self.settings.budget)
+        self.relay = xdist.progress_relay(self.config, self._write_progress)
 
     @classmethod
     def of(cls, config: pytest.Config) -> Session:
@@ -94,15 +106,25 @@ class Session:
             model.request_budget = self.request_budget
             price, budget = self.settings.prices.get(spec), self.request_budget
             if price is not None and budget is not None and budget.dollars is not None:
-                model.usage.meter = lambda tokens: budget.charge(price.of(tokens))
+                model.request_budget = budget.priced(spec, price, functools.partial(reply_tokens_most, model), patience=model.timeout,
+                                                     say=self.progress)  # fmt: skip
+                model.usage.meter = model.request_budget.charged
             self.models[spec] = model
         return self.models[spec]
 
     def progress(self, line: str) -> None:
+        """A line said while the run goes: by an xdist worker, which has no terminal, through the
+        relay the controller reads (named by the worker's id)."""
+        if not self.is_worker:
+            self._write_progress(line)
+        elif self.relay is not None:
+            self.relay.send(f"[{self.config.workerinput['workerid']}] {line}")  # type: ignore[attr-defined]
+
+    def _write_progress(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         capture = self.config.pluginmanager.get_plugin("capturemanager")
-        if self.is_worker or reporter is None or capture is None:
-            return  # xdist workers have no terminal; the controller shows their items finishing
+        if reporter is None or capture is None:
+            return
         with capture.global_and_fixture_disabled():
             reporter.write_line(f"  gaamas: {inert.terminal(line)}")
 
@@ -192,6 +214,8 @@ class Session:
         for spec, model in self.models.items():
             if model.usage:
                 self.collected.add_usage(spec, model.usage.to_json())
+        if self.relay is not None and not self.is_worker:
+            self.relay.close()  # the workers are done: their last lines said before the summary
         if self.is_worker:
             xdist.send(self.config, self.collected, plays=self.settings.keeps_run_log)
             self.config.workeroutput[DESELECTED_OUTPUT] = json.dumps(self.deselected_items)  # type: ignore[attr-defined]
@@ -217,7 +241,10 @@ class Session:
         return self.ending
 
     def remove_budget(self) -> None:
-        """The request cap's counter, made by the controller, gone with the session."""
+        """The files the controller shares with its workers, the request cap's counter, the spend's
+        ledger and the progress relay, gone with the session."""
+        if self.relay is not None and not self.is_worker:
+            self.relay.close()
         if self.request_budget is not None and not self.is_worker:
             self.request_budget.path.unlink(missing_ok=True)
             self.request_budget.ledger.unlink(missing_ok=True)

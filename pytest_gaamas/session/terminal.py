@@ -224,6 +224,8 @@ def say_usage(reporter: Any, session: Session) -> None:
     for spec, usage in sorted(session.collected.usage.items()):
         price = prices.get(spec)
         cost = f"; {cost_text(price.of(usage.tokens))} at --gaamas-prices" if price is not None and usage.requests else ""
+        if cost and not usage.tokens["prompt_tokens"] + usage.tokens["completion_tokens"]:
+            cost = "; what they cost is not known: the server sent no token counts (a budget charges each at its ceiling)"
         reporter.write_line(inert.terminal(f"gaamas: {spec}: {usage.text()}{cost}"))
     budget = session.request_budget
     if budget is not None and budget.cap is not None:

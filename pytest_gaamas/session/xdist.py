@@ -1,16 +1,19 @@
-"""What crosses xdist: the request cap's counter file, handed to each worker, and each worker's
-collector, sent once as it finishes and merged on the controller (as syrupy sends its snapshots)."""
+"""What crosses xdist: the request cap's counter file and the file workers relay their progress
+lines through, handed to each worker, and each worker's collector, sent once as it finishes and
+merged on the controller (as syrupy sends its snapshots)."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..heartbeat import Relay
 from ..runlog import Collector
 from ..usage import RequestBudget
 
@@ -18,6 +21,10 @@ from ..usage import RequestBudget
 WORKER_OUTPUT = "gaamas"
 #: The key of the request cap's counter file in xdist's ``workerinput``.
 REQUEST_COUNTER = "gaamas_request_counter"
+#: The key of the file workers relay their progress lines through, in xdist's ``workerinput``.
+PROGRESS_RELAY = "gaamas_progress_relay"
+#: The controller's relay, where ``hand_budget`` finds it.
+RELAY = pytest.StashKey[Relay]()
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -36,9 +43,25 @@ def request_budget(config: pytest.Config, cap: int | None, dollars: float | None
 
 
 def hand_budget(node: Any, budget: RequestBudget | None) -> None:
-    """The controller tells a starting worker where the cap's counter is."""
+    """The controller tells a starting worker where the cap's counter is, and where to relay the
+    lines it would say; the controller reads them from when its first worker starts."""
     if budget is not None:
         node.workerinput[REQUEST_COUNTER] = str(budget.path)
+    relay = node.config.stash.get(RELAY, None)
+    if relay is not None:
+        relay.open()
+        assert relay.path is not None
+        node.workerinput[PROGRESS_RELAY] = str(relay.path)
+
+
+def progress_relay(config: pytest.Config, say: Callable[[str], None]) -> Relay | None:
+    """On a worker, where its lines go (None: a worker of an older controller, which reads none);
+    on the controller, the relay that says its workers' lines with ``say``, read once workers start."""
+    if is_worker(config):
+        path = config.workerinput.get(PROGRESS_RELAY)  # type: ignore[attr-defined]
+        return Relay(Path(path)) if path else None
+    relay = config.stash[RELAY] = Relay(None, say)
+    return relay
 
 
 def send(config: pytest.Config, collected: Collector, *, plays: bool) -> None:
