@@ -60,6 +60,14 @@ class OllamaModel(Model):
     def reply(self, request: Request) -> Reply:
         """The answer; a request that times out is sent again as --gaamas-retries says, then the model is
         said too slow, not unreachable."""
+        try:
+            return self._reply(request)
+        except BaseException:
+            if self.request_budget is not None:
+                self.request_budget.release()  # no answer came: its hold goes back to the budget
+            raise
+
+    def _reply(self, request: Request) -> Reply:
         for retried in range(self.retries + 1):
             try:
                 return self._chat(request)
@@ -75,7 +83,7 @@ class OllamaModel(Model):
 
     def _chat(self, request: Request) -> Reply:
         if self.request_budget is not None:
-            self.request_budget.take()
+            self.request_budget.take(request)
         try:
             response = self.client.chat(
                 model=self.name,

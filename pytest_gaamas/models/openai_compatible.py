@@ -159,12 +159,20 @@ class OpenAICompatibleModel(Model):
         return False
 
     def reply(self, request: Request) -> Reply:
+        try:
+            return self._reply(request)
+        except BaseException:
+            if self.request_budget is not None:
+                self.request_budget.release()  # no answer came: its hold goes back to the budget
+            raise
+
+    def _reply(self, request: Request) -> Reply:
         connection_retried = False
         retried = 0
         while True:
             try:
                 if self.request_budget is not None:
-                    self.request_budget.take()
+                    self.request_budget.take(request)
                 completion = self._complete(request)
                 break
             except openai.NotFoundError:
