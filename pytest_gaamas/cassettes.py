@@ -85,8 +85,14 @@ DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 #: The temporary files ``write_atomically`` makes (``tempfile.mkstemp`` names them so).
 _TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 STALE_AFTER_S = 60.0
-#: What a cassette's YAML may weigh, read or decompressed: 16 times the largest shipped one.
+#: What a cassette's YAML may weigh, read or decompressed: 16 times the largest shipped one. Its
+#: writer refuses what its reader would (``refuse_past_bound``).
 MAX_CASSETTE_BYTES = 32 << 20
+#: What to do when a cassette would pass it.
+TOO_LARGE_CASSETTE = (
+    "its answers are kept in the journal; answers this large are seldom a chat model's: check the server's URL, "
+    "or lower --gaamas-max-tokens or --gaamas-trials"
+)
 
 
 class RecordingRefused(GaamasError):
@@ -144,8 +150,11 @@ def _scrub_response(response: dict) -> dict | None:
 class SafePersister:
     """vcrpy's file persister, made total on reading and atomic on writing. One per cassette: in
     ``all`` mode it hides the old cassette from vcrpy (nothing old is served or merged) and guards
-    it at saving time; in ``once`` mode it writes nothing over a cassette it read, nor a cassette
-    whose block ended by an error (``unfinished``)."""
+    it at saving time; in ``once`` mode it writes nothing over a cassette it read. A block that
+    ended by an error (``unfinished``: a Ctrl-C, a server gone) leaves its answers to the journal:
+    ``once`` writes no cassette then, and ``all`` does not replace one that exists. Where the
+    journal could not keep them (``unjournaled``), they are written into the cassette instead, by
+    ``all`` beside every exchange it held."""
 
     def __init__(self, record_mode: str, replace_recorded: bool):
         self.record_mode = record_mode
@@ -157,6 +166,9 @@ class SafePersister:
         self.loaded: tuple | None = None
         #: The block recording the cassette ended by an error.
         self.unfinished = False
+        #: The journal could not keep what was answered (``unjournaled``): a recording cut short is
+        #: then written all the same, even by ``once``, rather than lost.
+        self.unjournaled = False
 
     def load_cassette(self, cassette_path, serializer):
         if self.record_mode == "all":
@@ -187,15 +199,21 @@ class SafePersister:
     def save_cassette(self, cassette_path, cassette_dict, serializer):
         if self.record_mode == "none":
             return  # replay only writes nothing, whatever reached the tape
-        if self.record_mode == "once" and (self.loaded is not None or self.unfinished):
-            return  # once records a cassette that was not there, whole; the journal keeps what an error cut short
         path = Path(cassette_path)
+        journaled = self.unfinished and not self.unjournaled  # what an error cut short waits in the journal
+        if self.record_mode == "once" and (self.loaded is not None or journaled):
+            return  # once records a cassette that was not there, whole
+        if self.record_mode == "all" and journaled and path.is_file():
+            return  # a recording cut short never replaces a whole one, whatever --gaamas-replace-recorded says
         try:
-            if self.record_mode == "all" and not self.replace_recorded and path.is_file():
+            if self.record_mode == "all" and self.unfinished and path.is_file():
+                cassette_dict = self._with_exchanges_on_disk(path, cassette_dict)  # no journal holds them: kept beside
+            elif self.record_mode == "all" and not self.replace_recorded and path.is_file():
                 self._refuse_if_dropping(path, cassette_dict)
             if self.record_mode in ADDING_MODES:
                 cassette_dict = self._with_exchanges_on_disk(path, cassette_dict)
             text = serialize(cassette_dict, serializer)
+            refuse_past_bound(path, len(text.encode("utf-8")), MAX_CASSETTE_BYTES, "cassette", TOO_LARGE_CASSETTE)
             write_atomically(path, gzip.compress(text.encode("utf-8"), mtime=0) if is_compressed(path) else text, what="cassette")
         except GaamasError as error:
             self.error = error
@@ -396,6 +414,20 @@ def _headers(headers: Any) -> dict[str, list[str]]:
     return rebuilt
 
 
+class TooLarge(UnwritableOutput):
+    """A cassette or a journal would pass the bound its reader reads it within."""
+
+
+def refuse_past_bound(path: Path, size: int, limit: int, what: str, remedy: str) -> None:
+    """Raise ``TooLarge`` where ``size`` bytes would pass ``limit``, the most the reader of ``path``
+    takes: a file written is a file read back, never one the next run refuses."""
+    if size > limit:
+        raise TooLarge(
+            f"cannot write the {what} {path}: it would hold {size / 2**20:,.1f} MiB, past the {limit >> 20} MiB a {what} "
+            f"is read within; {remedy}"
+        )
+
+
 def created_mode() -> int:
     """The mode ``open`` gives a new file under the process's umask (read by setting it, the only way)."""
     mask = os.umask(0o022)
@@ -493,6 +525,7 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
         raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {record_mode!r}")
     persister = SafePersister(record_mode, replace_recorded)
     with _recorder(persister, record_mode).use_cassette(str(path)) as tape:
+        tape._gaamas_persister = persister
         persister.put_on(tape)
         tape._gaamas_index = RequestIndex(tape)
         tape._gaamas_index.install()
@@ -503,6 +536,12 @@ def cassette(path: Path, record_mode: str, *, replace_recorded: bool = False) ->
             raise
     if persister.error is not None:
         raise persister.error
+
+
+def unjournaled(tape) -> None:
+    """The journal could not keep what ``tape``'s block answers: whatever ends the block, its
+    answers are written into the cassette rather than lost (``SafePersister.unjournaled``)."""
+    tape._gaamas_persister.unjournaled = True
 
 
 class _Held:
@@ -527,7 +566,8 @@ def replaying(exchanges: list[dict[str, Any]], name: str = "the journaled exchan
     serves a cassette; any other request is refused as in replay-only mode, whatever cassette is
     open around the block. Nothing is written."""
     with _recorder(_Held(exchanges), "none").use_cassette(name) as tape:
-        RequestIndex(tape).install()
+        tape._gaamas_index = RequestIndex(tape)  # what a ``Replayer`` reads the exchanges from
+        tape._gaamas_index.install()
         yield tape
 
 

@@ -28,13 +28,26 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import safejson
-from .cassettes import MAX_CASSETTE_BYTES, cannot_write, one_writer, recorded_exchange, write_atomically
+from .cassettes import (
+    MAX_CASSETTE_BYTES,
+    cannot_write,
+    one_writer,
+    recorded_exchange,
+    refuse_past_bound,
+    write_atomically,
+)
 from .errors import UnwritableOutput
 from .play import TrialRecord
 
 FORMAT = 2
-#: A journal holds a cassette's exchanges and the trials' records beside them.
+#: A journal holds a cassette's exchanges and the trials' records beside them. Its writer refuses a
+#: line that would take it past this (``refuse_past_bound``), as its reader would refuse the file.
 MAX_JOURNAL_BYTES = 2 * MAX_CASSETTE_BYTES
+#: What to do when a journal would pass it.
+TOO_LARGE_JOURNAL = (
+    "the trials it could not take are written into the cassette instead; answers this large are seldom a chat model's: "
+    "check the server's URL, or lower --gaamas-max-tokens or --gaamas-trials"
+)
 #: Where else a journal may go, when its folder cannot take it.
 ELSEWHERE = " or choose another --gaamas-journal-dir, then run again"
 
@@ -69,6 +82,8 @@ class Journal:
         #: The trials it held when it was read: any other found at writing time was written since.
         self._read = set(self.finished)
         self._handle: TextIO | None = None
+        #: The bytes written, kept within ``MAX_JOURNAL_BYTES``.
+        self._size = 0
 
     def _load(self) -> dict[int, JournalEntry]:
         remedy = "move it away (its trials are then asked again), then run again"
@@ -104,7 +119,10 @@ class Journal:
         self.finished = {trial: JournalEntry(record, self.finished[trial].exchanges) for trial, record in replayed.items()}
 
     def write(self, record: TrialRecord, exchanges: list[dict[str, Any]]) -> None:
+        """One finished trial, flushed; ``UnwritableOutput`` where it cannot be, and ``TooLarge`` where
+        it would take the journal past what its reader reads."""
         entry = JournalEntry(record, exchanges)
+        line = json.dumps(entry.to_json()) + "\n"
         try:
             if self._handle is None:
                 # Rewritten whole before the first new line, without the unreadable lines; atomically,
@@ -116,10 +134,17 @@ class Journal:
                 self.finished = written_since | self.finished
                 lines = [json.dumps({"format": FORMAT, "fingerprint": self.fingerprint})]
                 lines += [json.dumps(old.to_json()) for old in self.finished.values()]
-                write_atomically(self.path, "\n".join(lines) + "\n", what="journal", elsewhere=ELSEWHERE)
+                text = "\n".join(lines) + "\n"
+                refuse_past_bound(self.path, len(text.encode("utf-8")) + len(line.encode("utf-8")), MAX_JOURNAL_BYTES, "journal",
+                                  TOO_LARGE_JOURNAL)  # fmt: skip
+                write_atomically(self.path, text, what="journal", elsewhere=ELSEWHERE)
                 self._handle = self.path.open("a", encoding="utf-8")
-            self._handle.write(json.dumps(entry.to_json()) + "\n")
+                self._size = len(text.encode("utf-8"))
+            size = len(line.encode("utf-8"))
+            refuse_past_bound(self.path, self._size + size, MAX_JOURNAL_BYTES, "journal", TOO_LARGE_JOURNAL)
+            self._handle.write(line)
             self._handle.flush()  # a killed process loses nothing it finished
+            self._size += size
         except OSError as error:
             raise UnwritableOutput(cannot_write("journal", self.path, error, ELSEWHERE)) from None
         self.finished[record.trial] = entry

@@ -7,50 +7,105 @@ as its conversation needs. Nothing else changes: every request carries the seed 
 round, so it is the same request whenever it is sent; the records come back in trial order; each is
 handed to ``finished`` as it completes (to be journaled at once), in the order trials finish.
 
-The first error (a server gone) stops new trials from starting; those already asked finish or fail,
-and every finished trial has been handed over before the error is raised.
+A trial starts only when one before it has finished, so none waits in a queue: the first error (a
+server gone), a Ctrl-C, or a finished trial that could not be handed over (a journal that cannot be
+written) stops new trials from starting at once. Those already asked finish or fail, and every one
+that finishes is handed over before the error is raised: what was paid for is journaled. A second
+Ctrl-C while they finish stops them at their next request.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
 
 from .play import Agent, Game, TrialRecord, play_trial
 
 
+class TrialsStopped(Exception):
+    """A second Ctrl-C came while trials finished: this one is not asked further."""
+
+
+class _Stoppable:
+    """``agent``, until ``stop`` is set: then each request it is asked raises ``TrialsStopped``."""
+
+    def __init__(self, agent: Agent, stop: threading.Event):
+        self._agent, self._stop = agent, stop
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._agent, name)
+
+    def reply(self, request):
+        if self._stop.is_set():
+            raise TrialsStopped()
+        return self._agent.reply(request)
+
+
 def play_trials(
     game: Game, agent: Agent, trials: Iterable[int], *, seed: int, temperature: float, concurrency: int,
-    finished: Callable[[TrialRecord], None],
+    finished: Callable[[TrialRecord], None], stopping: Callable[[int], None] | None = None,
 ) -> list[TrialRecord]:  # fmt: skip
-    """Play ``trials`` and return their records in trial order."""
+    """Play ``trials`` and return their records in trial order. ``stopping`` is told, on a Ctrl-C, how
+    many trials were running and are left to finish."""
     order = list(trials)
-
-    def play(trial: int) -> TrialRecord:
-        return play_trial(game, agent, trial, seed=seed, temperature=temperature)
-
     if concurrency <= 1 or len(order) <= 1:
         records = []
         for trial in order:
-            records.append(play(trial))
+            records.append(play_trial(game, agent, trial, seed=seed, temperature=temperature))
             finished(records[-1])
         return records
+    stop = threading.Event()
+    stoppable = _Stoppable(agent, stop)
+    waiting = iter(order)
+    #: Every trial played to its end, put here by the thread that played it: a Ctrl-C may come
+    #: between a trial's start and its future's being kept, never before its record is here.
     done: dict[int, TrialRecord] = {}
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(order)), thread_name_prefix="gaamas-trial") as pool:
-        running = {pool.submit(play, trial): trial for trial in order}
-        error: BaseException | None = None
+    handed_over: set[int] = set()
+    started: set[int] = set()
+    running: dict[Future, int] = {}
+    error: BaseException | None = None
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(order)), thread_name_prefix="gaamas-trial")
+
+    def play(trial: int) -> TrialRecord:
+        started.add(trial)
+        done[trial] = play_trial(game, stoppable, trial, seed=seed, temperature=temperature)
+        return done[trial]
+
+    def start(count: int) -> None:
+        for trial in [t for _, t in zip(range(count), waiting)]:
+            running[pool.submit(play, trial)] = trial
+
+    try:
+        start(min(concurrency, len(order)))
         while running:
             completed, _ = wait(running, return_when=FIRST_COMPLETED)  # each journaled as it finishes
             for future in completed:
-                trial = running.pop(future)
+                trial = running[future]
                 if future.exception() is None:
-                    done[trial] = future.result()
                     finished(done[trial])
+                    handed_over.add(trial)
                 elif error is None:
                     error = future.exception()
-                    for queued in running:  # no new trial once one has failed; those running finish
-                        queued.cancel()
-            running = {f: t for f, t in running.items() if not f.cancelled()}
-        if error is not None:
-            raise error
+                del running[future]
+                if error is None:
+                    start(1)
+    except BaseException as interruption:
+        if isinstance(interruption, KeyboardInterrupt) and stopping is not None:
+            stopping(len(started) - len(done))
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)  # no trial starts; those running finish
+        except BaseException:
+            stop.set()  # a second Ctrl-C: those running stop at their next request, and are lost
+            raise
+        for trial in [t for t in list(done) if t not in handed_over]:
+            with contextlib.suppress(Exception):  # one that could not be handed over first is the error said
+                finished(done[trial])
+        raise
+    finally:
+        pool.shutdown(wait=False)
+    if error is not None:
+        raise error
     return [done[trial] for trial in order]
