@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from . import cassettes, runlog
-from .errors import GaamasError, MissingCassette, ModelUnavailable, NotRecordedYet
+from .errors import GaamasError, MissingCassette, ModelUnavailable, NotRecordedYet, UnwritableOutput
 from .heartbeat import Beating, Heartbeat
 from .journal import Journal
 from .model_meta import check_unchanged, write_model_meta
-from .models import Model, slug
+from .models import Model
+from .models.base import file_name, slug
 from .models.reference import EVERY_GAME, READERS, SHORTCUTS
 from .play import Game, TrialRecord, cell_seed, fingerprint, play_trial
 from .redact import redact_text
@@ -191,13 +192,22 @@ class Recorder:
                     cassettes.restore(tape, journal.finished[trial].exchanges)
                 start = len(tape.data) if tape is not None else 0
                 played: list[TrialRecord] = []
+                journal_failed = False
 
                 def finished(record: TrialRecord) -> None:
-                    nonlocal last_report
-                    if journal is not None:
-                        seeds = {r.seed for r in record.rounds}
-                        journal.write(record, cassettes.exchanges_of(tape, seeds, start) if tape is not None else [])
+                    nonlocal last_report, journal_failed
                     played.append(record)
+                    if journal is not None and not journal_failed:
+                        seeds = {r.seed for r in record.rounds}
+                        try:
+                            journal.write(record, cassettes.exchanges_of(tape, seeds, start) if tape is not None else [])
+                        except UnwritableOutput:
+                            # No new trial starts; what was answered, and what those running answer, goes
+                            # into the cassette instead, whatever the record mode.
+                            journal_failed = True
+                            if tape is not None:
+                                cassettes.unjournaled(tape)
+                            raise
                     if time.monotonic() - last_report >= PROGRESS_EVERY_S:
                         last_report = time.monotonic()
                         invalid = sum(not r.valid for r in played)
@@ -210,6 +220,9 @@ class Recorder:
                     fresh = play_trials(
                         game, Beating(cassettes.replayer(self.model, tape), heartbeat), [t for t in range(trials) if t not in rebuilt],
                         seed=self.seed, temperature=temperature, concurrency=self.concurrency, finished=finished,
+                        stopping=lambda running: self._progress(
+                            f"{self.item.name}: interrupted; the {running} trials running finish and are journaled "
+                            "(Ctrl-C again stops them now, and loses them)"),
                     )  # fmt: skip
                 by_trial = {r.trial: r for r in fresh} | {t: record for t, record in rebuilt.items() if t < trials}
                 records = [by_trial[t] for t in range(trials)]
@@ -238,12 +251,13 @@ class Recorder:
         whose exchanges do not carry it to its end is left out, to be played again, and so is every
         trial of an agent without a server (``tape`` None), which recorded no exchange."""
         rebuilt = {}
-        for trial, entry in journal.finished.items() if tape is not None else ():
-            try:
-                with cassettes.replaying(entry.exchanges):
-                    rebuilt[trial] = play_trial(game, self.model, trial, seed=self.seed, temperature=temperature)
-            except Exception:  # whatever a journal's exchanges make the model or the game raise
-                continue
+        with self.model.replaying():  # answered before: not a live request, nothing taken from the budget
+            for trial, entry in journal.finished.items() if tape is not None else ():
+                try:
+                    with cassettes.replaying(entry.exchanges) as held:
+                        rebuilt[trial] = play_trial(game, cassettes.replayer(self.model, held), trial, seed=self.seed, temperature=temperature)
+                except Exception:  # whatever a journal's exchanges make the model or the game raise
+                    continue
         journal.keep(rebuilt)
         return rebuilt
 
@@ -293,6 +307,34 @@ class Recorder:
         return self.settings.concurrency or self.model.default_concurrency
 
 
+#: Parameter values the shipped cassettes were recorded under, whose names keep the spelling ``slug``
+#: gave them before names told every value apart: each slugs to a name of its own, with a '-' where
+#: a name ``item_file_name`` gives no other value has one (tests/test_lost_names.py checks it).
+RECORDED_BEFORE = frozenset({
+    "Coop. Loss", "MP alternate", "MP constant", "RPS 2-loop", "RPS 3-loop", "RPS constant", "actions + CR", "actions + ano",
+    "responder threshold", "all modules", "light punishment", "no group decision", "no punishment", "no social learning",
+    "a group decision alone suffices", "altruistic societies outlive mixed ones where fish are scarce",
+    "cooperation depends on regeneration: the rich lake outlives the harsh one",
+    "mixed societies outlive altruistic ones where fish are plenty", "punishment sustains the commons (heavy: a meal)",
+    "punishment sustains the commons (light: half a meal)", "social learning alone is worse than neither",
+    "with selfish starts the group decision alone outlives the full system",
+    "without social learning and group decision the society collapses sooner",
+    "R2 S-1 T3 P1", "R2 S-4 T3 P1", "R2 S0 T3 P1", "R9 S-4 T10 P5",
+})  # fmt: skip
+
+
+def item_file_name(stem: str, values: Iterable[Any]) -> str:
+    """The name of an item's cassette or journal: its test function's, then its parameters' values,
+    each by its ``slug``, all joined by '-'. Where a value's slug could be another's (it lost a
+    character, or holds a '-' that joining makes ambiguous) or the name grows long, a digest of the
+    exact values follows (``file_name``): no two items' values share a file, and none passes 255
+    bytes with the journal's affixes."""
+    texts = [str(v) for v in values]
+    readable = "-".join([slug(stem), *(slug(text) for text in texts)])
+    plain = slug(stem) == stem and all((slug(text) == text and "-" not in text) or text in RECORDED_BEFORE for text in texts)
+    return file_name(readable, [stem, texts], unambiguous=plain)
+
+
 def item_paths(settings: Settings, model: Model, item: pytest.Item, behaviour: str, naming: Mapping[str, Any], *,
                recorded_as: str | None, variant: Mapping[str, Any] | None, compressed: bool) -> ItemPaths:  # fmt: skip
     """Where this item's exchanges are recorded and its trials journaled. ``recorded_as`` (a test
@@ -303,13 +345,9 @@ def item_paths(settings: Settings, model: Model, item: pytest.Item, behaviour: s
     ``naming``: the parameters whose values name this item's own files, in order (all of them by
     default), so that a parameter added later can leave the recordings made before it where they
     are: ``variant`` then names the other item's the same way."""
-    def name(stem: str, values: Iterable[Any]) -> str:
-        variant_part = "-".join(slug(str(v)) for v in values)
-        return f"{stem}-{variant_part}" if variant_part else stem
-
     own_stem = item.originalname if hasattr(item, "originalname") else item.name
-    own = name(own_stem, naming.values())
-    recorded = name(recorded_as or own_stem, (naming if variant is None else variant).values())
+    own = item_file_name(own_stem, naming.values())
+    recorded = item_file_name(recorded_as or own_stem, (naming if variant is None else variant).values())
     model_dir = model.directory + settings.cassette_suffix
     journal = own if recorded == own else f"{own}--{recorded}"
     return ItemPaths(

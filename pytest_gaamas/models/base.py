@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from typing import Any
 
 from ..play import Reply, Request
@@ -21,9 +25,28 @@ DEFAULT_RETRIES = 4
 REQUEST_TIMEOUT_S = 300.0
 
 
+#: What a file's name (``file_name``) may weigh: a journal is named after two of them, its fingerprint,
+#: and a lock's or a temporary file's affixes, within the 255 bytes a file name may have.
+MAX_NAME_BYTES = 96
+#: Between a name's readable part and the digest that tells it apart; never in a slug.
+DIGEST_MARK = "~"
+_SLUG_SAFE = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def slug(text: str) -> str:
     """A file- and id-safe form of a name: letters, digits, '.', '_' and '-'."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+
+
+def file_name(readable: str, exact: Any, *, unambiguous: bool) -> str:
+    """``readable`` (a slug) as a file's name where it is ``unambiguous`` (no other ``exact`` has it)
+    and short; else its first part and a digest of ``exact``, after ``DIGEST_MARK``: two names
+    that slug alike ("risk averse", "risk-averse", a hyphen and its look-alike) or that are cut
+    short alike never share a file, and a name never passes ``MAX_NAME_BYTES``."""
+    if unambiguous and len(readable) <= MAX_NAME_BYTES:
+        return readable
+    digest = hashlib.sha256(json.dumps(exact, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{readable[: MAX_NAME_BYTES - len(digest) - 1].rstrip('-')}{DIGEST_MARK}{digest}"
 
 
 class Model(ABC):
@@ -68,8 +91,24 @@ class Model(ABC):
 
     @property
     def directory(self) -> str:
-        """The model's folder under the cassette directory."""
-        return slug(self.spec.replace(":", "-"))
+        """The model's folder under the cassette directory: ``prefix-name``, with a digest of the
+        spec where that would not tell it from another's (a second ':', a look-alike hyphen, a
+        space or a '/' in the name)."""
+        prefix, _, name = self.spec.partition(":")
+        readable = slug(self.spec.replace(":", "-"))
+        exact = prefix.isalnum() and prefix.isascii() and _SLUG_SAFE.fullmatch(name) is not None and readable == f"{prefix}-{name}"
+        return file_name(readable, self.spec, unambiguous=exact)
+
+    @contextlib.contextmanager
+    def replaying(self) -> Iterator[None]:
+        """While the block runs, what the model answers was answered before (a journaled trial played
+        again from its exchanges): nothing is taken from the run's budget, nor counted as asked live."""
+        budget, usage = self.request_budget, self.usage
+        self.request_budget, self.usage = None, Usage()
+        try:
+            yield
+        finally:
+            self.request_budget, self.usage = budget, usage
 
     @abstractmethod
     def reply(self, request: Request) -> str | Reply:
