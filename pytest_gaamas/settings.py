@@ -6,6 +6,7 @@ import functools
 import math
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -203,9 +204,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "budget", "string", metavar="DOLLARS", arguments={"type": float},
         help="spend at most DOLLARS on live requests over the whole run, at `--gaamas-prices`, every model that may go live "
-        "priced; once it is spent a model's items stop in one line, the finished trials wait in the journal and every "
-        "recorded answer is kept (an answer's cost is known when it comes, so the last request may pass the budget by its "
-        "own cost)",
+        "priced; each request in flight holds the most it may cost until its answer is charged, so trials at once never "
+        "pass it; once no room is left a model's items stop in one line, the finished trials wait in the journal and every "
+        "recorded answer is kept",
     ),
     Option(
         "retries", "string", metavar="N", default=f"{DEFAULT_RETRIES}; 0: never", arguments={"type": int},
@@ -395,7 +396,10 @@ class Settings:
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
         if record == "once" and not hasattr(config, "workerinput"):  # said once a session, by the controller
-            config.issue_config_time_warning(OnceChanged(ONCE_CHANGED), stacklevel=2)
+            try:
+                config.issue_config_time_warning(OnceChanged(ONCE_CHANGED), stacklevel=2)
+            except OnceChanged:  # a project's filterwarnings = error made the notice an error, and pytest an INTERNALERROR
+                sys.stderr.write(f"gaamas: {ONCE_CHANGED} (ignore::pytest_gaamas.settings.OnceChanged silences it)\n")
         def bounded(name: str, kind: type, low: float, high: float | None = None):
             found = number(name, kind)
             if found is not None and not (low <= found and (high is None or found <= high)):

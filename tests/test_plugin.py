@@ -164,6 +164,7 @@ def test_a_request_no_cassette_holds_fails_and_names_it(behaviour_project):
 
 
 def test_a_missing_cassette_file_fails_clearly(behaviour_project):
+    behaviour_project.mkdir("empty")
     result = behaviour_project.runpytest("--gaamas-model=embedded:smollm2", "--gaamas-record=none", "--gaamas-cassette-dir=empty")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*replay only, and there is no cassette*record it with --gaamas-record=new_episodes*"])

@@ -92,6 +92,15 @@ def test_once_is_said_to_have_changed_meaning_once_a_session(behaviour_project, 
     assert "OnceChanged" not in quiet.stdout.str()
 
 
+def test_once_under_filterwarnings_error_is_said_not_an_internal_error(behaviour_project):
+    """A project's ``filterwarnings = error`` turned the notice that once changed meaning into an
+    INTERNALERROR before anything ran; it is said on stderr, and the run goes on."""
+    behaviour_project.makeini("[pytest]\naddopts = -k 'not fidelity'\nfilterwarnings = error\n")
+    result = behaviour_project.runpytest_subprocess("--gaamas-model=reference:rational", "--gaamas-trials=2", "--gaamas-record=once")
+    assert result.ret == pytest.ExitCode.OK and "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "ignore::pytest_gaamas.settings.OnceChanged" in result.stderr.str()
+
+
 def test_the_default_record_mode_is_new_episodes_outside_ci_and_none_in_it(behaviour_project, monkeypatch):
     def said(result) -> str:
         return " ".join(result.stdout.str().split())
