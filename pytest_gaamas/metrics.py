@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import Estimate
+from .stats import Estimate, influence_sample
 
 #: Relative tolerance under which two expenditures count as equal, so that a true tie computed in
 #: floating point never turns into a strict preference.
@@ -223,7 +223,8 @@ def coordination_excess(first, second, *, seed: int, strata: Sequence[Any] | Non
     resampled = np.divide(real - shuffled, weight, out=np.full(PAIR_RESAMPLES, math.nan), where=weight > 0)
     low, high = np.nanquantile(resampled, [(1 - confidence) / 2, (1 + confidence) / 2])
     excess = observed - baseline
-    interval = Estimate(excess, min(float(low), excess), max(float(high), excess), len(used), "mean")
+    sample = tuple(float(x) for x in excess + _influence(meetings, groups, observed))
+    interval = Estimate(excess, min(float(low), excess), max(float(high), excess), len(used), "mean", sample)
     return CoordinationExcess(observed, baseline, interval, p, contrary, len(pairings), resampled)
 
 
@@ -231,6 +232,21 @@ def _across(block: np.ndarray) -> float:
     """The mean of a square block of meetings off its diagonal: pairs of two distinct games."""
     n = len(block)
     return float((block.sum() - np.trace(block)) / (n * (n - 1)))
+
+
+def _influence(meetings: np.ndarray, groups: Sequence[np.ndarray], observed: float) -> np.ndarray:
+    """Each game's influence on the excess, in the order of ``groups``: its own pair's meeting less the
+    mean of the real pairs, less twice its part in its stratum's shuffled pairs less their mean (the
+    first-order term of the pairs it belongs to, as of any mean over pairs). They sum to 0, and the
+    excess plus each is the game's share of the excess: the sample a later run's excess is compared
+    with (``stats.change_test``)."""
+    parts = []
+    for g in groups:
+        block, n = meetings[np.ix_(g, g)], len(g)
+        own = np.diag(block)
+        with_others = (block.sum(axis=0) + block.sum(axis=1) - 2 * own) / (2 * (n - 1))
+        parts.append(own - observed - 2 * (with_others - _across(block)))
+    return np.concatenate(parts)
 
 
 @dataclass(frozen=True)
@@ -262,5 +278,6 @@ def excess_contrast(terms: Sequence[tuple[float, CoordinationExcess]], *, confid
     tolerance = 1e-12
     p = (1 + np.count_nonzero(spread >= value - tolerance)) / (len(resampled) + 1)
     contrary = (1 + np.count_nonzero(spread <= value + tolerance)) / (len(resampled) + 1)
-    estimate = Estimate(value, min(float(low), value), max(float(high), value), sum(excess.excess.n for _, excess in terms), "mean")
+    sample = influence_sample(value, [(sign, excess.excess.sample) for sign, excess in terms])
+    estimate = Estimate(value, min(float(low), value), max(float(high), value), sum(excess.excess.n for _, excess in terms), "mean", sample)
     return Contrast(estimate, float(p), float(contrary))

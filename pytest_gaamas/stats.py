@@ -42,7 +42,8 @@ BOOTSTRAP_SEED = 20_140_601
 class Estimate:
     """A point estimate with its confidence interval and the number of observations behind it.
 
-    ``kind`` and ``sample`` keep what a later comparison needs: a rate's 0/1 outcomes, a mean's values.
+    ``kind`` and ``sample`` keep what a later comparison needs: a rate's 0/1 outcomes, a mean's values,
+    a difference's influence values (``influence_sample``), one an observation, whose mean is the estimate.
     ``confidence`` is the interval's two-sided coverage; ``recompute`` (a difference's) makes the same
     estimate at another one, where the sample alone cannot (see ``at``).
     """
@@ -202,7 +203,9 @@ def rate_difference(k1: int, n1: int, k2: int, n2: int, confidence: float = CONF
     z, d = _z(confidence), p1 - p2
     low = d - z * math.sqrt(l1 * (1 - l1) / n1 + u2 * (1 - u2) / n2)
     high = d + z * math.sqrt(u1 * (1 - u1) / n1 + l2 * (1 - l2) / n2)
-    return Estimate(d, low, high, n1 + n2, "rate", confidence=confidence, recompute=functools.partial(rate_difference, k1, n1, k2, n2))
+    outcomes = [(1.0, (1.0,) * k1 + (0.0,) * (n1 - k1)), (-1.0, (1.0,) * k2 + (0.0,) * (n2 - k2))]
+    return Estimate(d, low, high, n1 + n2, "rate", influence_sample(d, outcomes), confidence,
+                    recompute=functools.partial(rate_difference, k1, n1, k2, n2))  # fmt: skip
 
 
 def mean_difference(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE) -> Estimate:
@@ -212,11 +215,27 @@ def mean_difference(a: Sequence[float], b: Sequence[float], confidence: float = 
         return Estimate(math.nan, math.nan, math.nan, 0)
     d = float(x.mean() - y.mean())
     again = functools.partial(mean_difference, tuple(x), tuple(y))
+    sample = influence_sample(d, [(1.0, x), (-1.0, y)])
     if len(x) < 2 or len(y) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
-        return Estimate(d, d, d, len(x) + len(y), confidence=confidence, recompute=again)
+        return Estimate(d, d, d, len(x) + len(y), sample=sample, confidence=confidence, recompute=again)
     with _quiet():
         interval = _scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-    return Estimate(d, float(interval.low), float(interval.high), len(x) + len(y), confidence=confidence, recompute=again)
+    return Estimate(d, float(interval.low), float(interval.high), len(x) + len(y), sample=sample, confidence=confidence, recompute=again)
+
+
+def influence_sample(value: float, terms: Sequence[tuple[float, npt.ArrayLike]]) -> tuple[float, ...]:
+    """The sample of a signed sum of independent groups' means (``value``; a difference of two rates,
+    of two means, a difference in differences), one value an observation: ``value`` plus the
+    observation's influence on it, ``sign`` x (its deviation from its group's mean) x N / (its group's
+    size), N the observations of all groups. Their mean is ``value`` and the variance of their mean,
+    read as N draws, is the estimate's own (the sum of each group's variance over its size), so a
+    later run's estimate is compared with this one as two means are (``change_test``); the group's
+    raw observations would not say which group each came from."""
+    groups = [(sign, np.asarray(values, dtype=float)) for sign, values in terms]
+    total = sum(len(values) for _, values in groups)
+    if any(len(values) == 0 for _, values in groups):
+        return ()
+    return tuple(float(x) for sign, values in groups for x in value + sign * (values - values.mean()) * total / len(values))
 
 
 def rates_equivalent(k1: int, n1: int, k2: int, n2: int, margin: float, alpha: float = 0.05) -> tuple[bool, Estimate]:
@@ -752,17 +771,23 @@ ALTERNATIVE = {"down": "greater", "up": "less", "both": "two-sided"}
 def change_test(old: Estimate, new: Estimate, worse: str = "both") -> float:
     """The p-value of H0: the two runs measured the same thing, against the alternative that the
     new one is ``worse`` ("down": lower, "up": higher, "both": either); Fisher's exact test for
-    rates, a permutation test of the difference of means for means (``mean_change``). Both are exact,
-    so neither reaches 0 with finite samples: two constant samples that differ are as far apart as
-    their sizes can show, not infinitely far. NaN where either side has no data."""
+    rates, a permutation test of the difference of means for means (``mean_change``), and for a
+    difference of rates, whose sample is its influence values (``influence_sample``), not 0/1
+    outcomes. Both are exact, so neither reaches 0 with finite samples: two constant samples that
+    differ are as far apart as their sizes can show, not infinitely far. NaN where either side has no
+    data."""
     if old.n == 0 or new.n == 0 or old.kind != new.kind or not old.sample or not new.sample:
         return math.nan
     alternative = ALTERNATIVE[worse]
-    if old.kind == "rate":
+    if old.kind == "rate" and _outcomes(old.sample) and _outcomes(new.sample):
         k_old, k_new = old.successes, new.successes
         table = [[k_old, old.n - k_old], [k_new, new.n - k_new]]
         return float(_scipy_stats.fisher_exact(table, alternative=alternative).pvalue)
     return mean_change(old.sample, new.sample, alternative)
+
+
+def _outcomes(sample: Sequence[float]) -> bool:
+    return all(x in (0.0, 1.0) for x in sample)
 
 
 def mean_change(old: Sequence[float], new: Sequence[float], alternative: str = "two-sided", resamples: int = PERMUTATIONS) -> float:
