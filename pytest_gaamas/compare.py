@@ -31,7 +31,14 @@ nothing would pass every gate. A gated cell that keeps no usable answer where th
 some is **LOST**, and so is one whose share of usable answers fell significantly (Fisher's exact
 test, one-sided, Holm over the gated cells): each fails the comparison with its own line, which
 gives the counts. No NaN decides anything: a gated cell that cannot be tested for another reason
-(a score of another kind, no observations kept) is said, cell by cell.
+(a score of another kind, no observations kept) is said, cell by cell, and where nothing failed it
+refuses the comparison, which cannot say the cell held.
+
+**A gate on nothing is refused.** A comparison where no cell pairs, or whose saved run holds a cell
+no run could have written (observations stripped or not its score's, dollars saved as a rate), is
+refused in one line that says what to do: either would otherwise pass whatever this run did. A
+difference of rates or of means, and an excess over habits, keep one value an observation (its
+influence on the estimate, ``stats.influence_sample``), so that they are tested as means are.
 
 Only a drop or a loss fails a comparison. A verdict that changed is shown beside the cell and counted in a
 note, but is no regression by itself: a criterion met before and **inconclusive** now means that the
@@ -155,7 +162,10 @@ def _answers_lost(old: Score, new: Score) -> float:
 
 
 def _testable(score: Score) -> bool:
-    return score.score is not None and math.isfinite(score.score) and all(math.isfinite(x) for x in score.sample)
+    """Whether a cell's score can be tested against another run's: its observations are its usable
+    answers, all numbers."""
+    return (score.score is not None and math.isfinite(score.score) and len(score.sample) == score.n - score.invalid
+            and all(math.isfinite(x) for x in score.sample))  # fmt: skip
 
 
 def _difference(old: Score, new: Score) -> float:
@@ -185,16 +195,63 @@ def _model_mapping(old: Sequence[Score], new: Sequence[Score]) -> dict[str, str]
     return mapping
 
 
+#: The units whose observations are amounts (a mean's values), never a rate's 0/1 outcomes.
+AMOUNTS = ("dollars", "CCEI", "points")
+
+
+def _inconsistency(score: Score) -> str:
+    """What no run saves in a cell as it was saved: a count of invalid answers beyond its answers, a
+    kind that does not fit its unit, observations that are not its score's (of mean its score; as
+    many as its usable answers where it counts a unit, where a cell without one may keep none, as a
+    trend or a distance, or observations of another unit, as villagers of societies); empty where
+    the cell holds together."""
+    if score.kind not in ("rate", "mean"):
+        return f"is of kind {score.kind!r}, where a cell is a rate or a mean"
+    if score.unit not in ("", *UNITS):
+        return f"counts {score.unit!r}, which is none of the units {', '.join(UNITS)}"
+    if score.unit in AMOUNTS and score.kind != "mean":
+        return f"counts {score.unit} as a {score.kind}, where an amount is a mean"
+    if not 0 <= score.invalid <= score.n:
+        return f"counts {score.invalid} invalid answers of {score.n}"
+    if score.score is None or not math.isfinite(score.score):
+        return f"keeps {len(score.sample)} observations and no score" if score.sample else ""
+    usable_answers = score.n - score.invalid
+    if len(score.sample) != usable_answers and score.unit:
+        return f"keeps {len(score.sample)} observations of {usable_answers} usable answers"
+    if score.sample and not all(math.isfinite(x) for x in score.sample):
+        return "keeps an observation that is no number"
+    if score.sample and abs(math.fsum(score.sample) / len(score.sample) - score.score) > 1e-9 * max(1.0, *map(abs, score.sample)):
+        return f"keeps observations whose mean is not its score {score.score:.6g}"
+    return ""
+
+
 def _pair(old: Sequence[Score], new: Sequence[Score]) -> list[tuple[Score, Score]]:
     mapping = _model_mapping(old, new)
     by_key: dict[tuple[str, Any], Score] = {}
     for saved in old:
+        if problem := _inconsistency(saved):  # an edited baseline could pass a regression, as a stripped sample is untestable
+            raise CompareError(f"the saved run's cell {saved.behaviour} {label(saved)} ({saved.model}) {problem}, which no run saves: "
+                               "it was edited or damaged; save the baseline again with --gaamas-save")  # fmt: skip
         key = (saved.model, _cell_key(saved))
         if key in by_key:  # a run saves each cell once: two are an edited or merged file, whose last would win unseen
             raise CompareError(f"the saved run holds the cell {saved.test_id} ({', '.join(saved.cells) or saved.metric}) twice, "
                                "which no run saves: it was edited or merged; save the baseline again with --gaamas-save")
         by_key[key] = saved
-    return [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
+    pairs = [(by_key[(mapping[s.model], _cell_key(s))], s) for s in new if (mapping.get(s.model), _cell_key(s)) in by_key]
+    if new and not pairs:  # a gate on no cell would pass whatever this run did
+        raise CompareError(_nothing_pairs(old, new))
+    return pairs
+
+
+def _nothing_pairs(old: Sequence[Score], new: Sequence[Score]) -> str:
+    """Why no cell of this run found its saved cell, in one line: what each run holds."""
+    def held(scores: Sequence[Score]) -> str:
+        behaviours = sorted({s.behaviour for s in scores})
+        return f"{', '.join(behaviours[:4])}{f' and {len(behaviours) - 4} more' if len(behaviours) > 4 else ''}, items such as {scores[0].test_id}"
+
+    return (f"no cell of this run pairs with one of the saved run's {len(old)} (same behaviour, test, variant, row and metric), so the "
+            f"gate would be on nothing: the saved run holds {held(old)}; this run {held(new)}; compare a run of the behaviours the "
+            "baseline was saved from, or save the baseline again from the same behaviours")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -300,10 +357,19 @@ def compare(
 def label(score: Score) -> str:
     """A cell in words, from its declared fields: its test, its variant and row as ``name value``,
     then what it measures (``test_ultimatum: role responder, generation actions: accepts $40``)."""
+    return _label(score)
+
+
+def _label(score: Score, first: Sequence[str] = ()) -> str:
+    """``label``, the fields named in ``first`` put first."""
     test = score.test_id.split("::")[-1].split("[", 1)[0]
-    named = {**{k: v for k, v in score.variant.items() if k != "model"}, **score.row}
-    where = ", ".join(f"{k} {v}" for k, v in named.items())
+    named = _fields(score)
+    where = ", ".join(f"{k} {v}" for k, v in sorted(named.items(), key=lambda kv: kv[0] not in first))
     return f"{test}" + (f" ({where})" if where else "") + f": {score.metric}"
+
+
+def _fields(score: Score) -> dict[str, Any]:
+    return {**{k: v for k, v in score.variant.items() if k != "model"}, **score.row}
 
 
 #: How each line of a cell that fails the comparison begins (its answers lost, its score fell), and of
@@ -366,28 +432,55 @@ def render_cells(cells: Sequence[Mapping[str, Any]], alpha: float = ALPHA, width
 
 def regressions(changes: Sequence[CellChange]) -> list[str]:
     """A line for each cell that fails the comparison (LOST: its usable answers lost; DROP: its score
-    fell), and for each gated cell the comparison could not test; empty where none did. What a
-    reader needs comes first, the cell's name last: a line cut short keeps its numbers."""
+    fell), and for each gated cell the comparison could not test; empty where none did. Each names
+    its cell first, then its numbers: lines cut short at a screen's edge still tell their cells apart."""
     def answers(score: Score) -> str:
         return f"{usable(score)} of {score.n} answers usable, {score.invalid} invalid"
 
     def number(x: float | None) -> str:
         return NO_VALUE if x is None or not math.isfinite(x) else f"{x:.3g}"
 
+    listed = [c for c in changes if c.lost or c.dropped or c.untested]
+    several_models = len({c.models for c in listed}) > 1
+    fields = [_fields(c.new) for c in listed]
+    varying = [k for k in dict.fromkeys(k for f in fields for k in f) if len({str(f.get(k)) for f in fields}) > 1]
     lines = []
-    for c in changes:
-        where = f"{c.cell} ({c.models})"
+    for c in listed:
+        cell = named(c, model=several_models, first=varying)
         if c.lost:
-            lines.append(f"LOST {c.behaviour}: {answers(c.new)}, where the saved run had {answers(c.old)} ({number(c.old.score)} -> "
-                         f"{number(c.new.score)}); {where}: a cell that no longer answers is a regression whatever its score")  # fmt: skip
+            lines.append(f"LOST {cell}: {answers(c.new)}, where the saved run had {answers(c.old)} ({number(c.old.score)} -> "
+                         f"{number(c.new.score)}): a cell that no longer answers is a regression whatever its score")  # fmt: skip
         elif c.dropped:
-            lines.append(f"DROP {c.behaviour}: {number(c.old.score)} -> {number(c.new.score)}, worse by {c.worse_by:.3g} > allowed "
-                         f"{c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}; {where}")  # fmt: skip
+            lines.append(f"DROP {cell}: {number(c.old.score)} -> {number(c.new.score)}, worse by {c.worse_by:.3g} > allowed "
+                         f"{c.allowed_drop:g}, p (Holm) = {c.p_adjusted:.2g}")  # fmt: skip
         elif c.untested:
-            lines.append(f"untested {c.behaviour}: gated, but its change cannot be tested ({number(c.old.score)} -> "
-                         f"{number(c.new.score)}, {c.old.kind} -> {c.new.kind}, {len(c.old.sample)} and {len(c.new.sample)} "
-                         f"observations kept); {where}: save a run again to gate on it")  # fmt: skip
+            why, remedy = untestable(c)
+            lines.append(f"untested {cell}: gated, but its change cannot be tested ({number(c.old.score)} -> {number(c.new.score)}): "
+                         f"{why}; {remedy}")  # fmt: skip
     return lines
+
+
+def named(change: CellChange, *, model: bool = True, first: Sequence[str] = ()) -> str:
+    """A cell as a line names it: its behaviour, its label with the fields ``first`` first (those that
+    tell it from the other cells listed), and its model where ``model`` (a comparison of more than one)."""
+    return f"{change.behaviour} {_label(change.new, first)}" + (f" ({change.models})" if model else "")
+
+
+def untestable(change: CellChange) -> tuple[str, str]:
+    """Why a gated cell's change could not be tested, and what to do about it."""
+    old, new = change.old, change.new
+    again = "save the baseline again with --gaamas-save"
+    by_unit = f"gate {change.behaviour} by unit (--gaamas-compare-fail=UNIT=DROP) rather than by behaviour, which gates every cell of it"
+    if old.kind != new.kind:
+        return f"a {old.kind} in the saved run and a {new.kind} in this one", again
+    if not old.sample and not new.sample:
+        return "it is a statistic that keeps no observations (a trend, a distance) in either run", by_unit
+    if not old.sample or not new.sample:
+        return f"{len(old.sample)} and {len(new.sample)} observations kept", again
+    if len(new.sample) != usable(new) or len(old.sample) != usable(old):
+        return (f"its observations are of another unit than its answers ({len(old.sample)} for {usable(old)} usable answers in the "
+                f"saved run, {len(new.sample)} for {usable(new)} in this one)", by_unit)
+    return "an observation that is no number", again
 
 
 def failed(changes: Sequence[CellChange]) -> bool:

@@ -31,13 +31,13 @@ class Outcome:
     #: answers were lost (LOST; such a cell is counted there alone, whatever its score did).
     dropped: int
     lost: int
-    #: Why the runs could not be compared, where they could not.
+    #: Why the runs could not be compared (or a gated cell tested), where they could not.
     refused: str = ""
 
     @classmethod
     def of(cls, comparison: Mapping[str, Any]) -> Outcome:
         cells, notes = comparison.get("cells", []), comparison.get("notes", [])
-        refused = notes[0].removeprefix(CANNOT_COMPARE) if not cells and notes and notes[0].startswith(CANNOT_COMPARE) else ""
+        refused = notes[0].removeprefix(CANNOT_COMPARE) if notes and notes[0].startswith(CANNOT_COMPARE) else ""
         lost = sum(bool(c.get("lost")) for c in cells)
         dropped = sum(bool(c.get("dropped")) and not c.get("lost") for c in cells)
         gated = sum(bool(c.get("gated") or c.get("dropped") or c.get("lost")) for c in cells)  # a run saved before "gated" was kept
@@ -87,7 +87,8 @@ class Decision:
     against: str
     changes: tuple[compare.CellChange, ...] = ()
     notes: tuple[str, ...] = ()
-    #: The runs could not be compared at all (no such saved run, no model in common): a usage error.
+    #: The runs could not be compared (no such saved run, no model in common, no cell paired), or a
+    #: gated cell could not be tested and none failed: a usage error, never a pass.
     refused: bool = False
 
     @property
@@ -129,6 +130,19 @@ def decide(saved: RunLog, current: RunLog, *, against: str, saved_path: Path, al
     )
     notes += compare.verdict_changes(changes)
     notes += compare.regressions(changes)
+    unvouched = [c for c in changes if c.untested]
+    if unvouched and not compare.failed(changes):  # a cell the gate could not test is no cell that held
+        return Decision(against, tuple(changes), (f"{CANNOT_COMPARE}{_untested(unvouched)}", *notes), refused=True)
     if not compare.failed(changes) and allowed_drops:
         notes.append("no cell dropped significantly by more than allowed, nor lost its answers")
     return Decision(against, tuple(changes), tuple(notes))
+
+
+def _untested(changes: list[compare.CellChange]) -> str:
+    """The refusal of a comparison whose gated ``changes`` could not be tested, in one line: how many,
+    the first of them, why and what to do."""
+    first = changes[0]
+    why, remedy = compare.untestable(first)
+    more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
+    return (f"{_cells(len(changes), 'gated ')} could not be tested, so the gate cannot say {'they' if more else 'it'} held: "
+            f"{compare.named(first)}{more}, {why}; {remedy}")

@@ -76,8 +76,10 @@ def test_a_failed_comparison_says_so_first_within_a_screen_and_on_the_closing_li
     listed = [line for line in shown if line.startswith("gaamas: DROP ")]
     assert shown[2 : 2 + len(listed)] == listed and len(listed) > 20  # the failing cells first, after the outcome
     assert all(line.endswith(terminal.ELLIPSIS) for line in listed if len(line) == TABLE_WIDTH)
-    assert any(line.endswith(terminal.ELLIPSIS) for line in listed)  # the cells' long labels are cut, their numbers kept
-    assert all(re.match(r"gaamas: DROP rates: 1 -> [\d.]+, worse by [\d.]+ > allowed 0\.1, p \(Holm\) = ", line) for line in listed)
+    assert any(line.endswith(terminal.ELLIPSIS) for line in listed)  # a long line is cut at the screen's edge
+    assert all(re.match(r"gaamas: DROP rates test_rate \(successes \d+, generation actions, condition a condition", line) for line in listed)
+    assert len(set(listed)) == len(listed)  # each names its cell first: no two read the same, cut or not
+    assert all(re.search(r": 1 -> [\d.]+, worse by [\d.]+ > allowed 0\.1, p \(Holm\) = ", line) for line in drops)
     assert f"gaamas: ... {outcome.dropped - len(listed)} more cells that failed or could not be tested ({outcome.dropped - len(listed)} DROP)" in shown
     changed = len(compare.shown_of(log.comparison["cells"]))
     assert any(line.startswith(f"gaamas: the table of the {changed} cells that changed is not printed here (") for line in shown)
