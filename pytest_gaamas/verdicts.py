@@ -398,6 +398,8 @@ def _exact_rate(estimate: Interval, confidence: float) -> Interval | None:
     sample = getattr(estimate, "sample", ())
     if getattr(estimate, "kind", None) != "rate" or estimate.n <= 0 or len(sample) != estimate.n:
         return None
+    if any(x not in (0, 1) for x in sample):  # a difference of rates keeps each observation's share, not 0/1 outcomes
+        return None
     from .stats import clopper_pearson  # stats imports numpy and scipy; the verdicts themselves need neither
 
     exact: Any = clopper_pearson(round(sum(sample)), estimate.n, confidence)  # a stats.Estimate, read as an Interval

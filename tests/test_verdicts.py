@@ -303,3 +303,15 @@ def test_a_claim_and_its_contrary_together_keep_a_wrong_direction_at_alpha():
         return any(a < 0.05 or b < 0.05 for a, b in zip(claims, contraries))
 
     assert np.mean([two_families(row) for row in p]) > 0.08
+
+
+def test_a_difference_of_rates_is_never_read_as_a_plain_rate_s_exact_interval():
+    """A difference of rates keeps each observation's share of the estimate (for the gate's test), a
+    sample of n values that are not 0/1 outcomes: an exact binomial interval of their sum would be
+    another quantity's, so the difference keeps its own."""
+    difference = stats.rate_difference(20, 30, 10, 30)
+    assert difference.kind == "rate" and len(difference.sample) == difference.n
+    assert any(x not in (0, 1) for x in difference.sample)
+    assert verdicts._exact_rate(difference, 0.95) is None
+    plain = stats.wilson(20, 30)
+    assert verdicts._exact_rate(plain, 0.95) is not None
