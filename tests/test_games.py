@@ -369,7 +369,8 @@ ASKED_IN_WORDINGS = {
     "proposer": (dictator.UltimatumGame("proposer"), 2),
     "responder": (dictator.UltimatumGame("responder"), 2),
     "responder threshold": (dictator.ThresholdGame(), 2),
-    **{f"alignment, {p}": (dictator.AlignmentGame(p), 4) for p in dictator.PREFERENCES},
+    # the splits take all 24 orders: trials 24 apart are alike in every factor but the wording
+    **{f"alignment, {p}": (dictator.AlignmentGame(p), 24) for p in dictator.PREFERENCES},
 }
 
 
@@ -564,11 +565,11 @@ def last_request(game, trial):
 
 @pytest.mark.parametrize("name", HIDDEN_PATTERN_CELLS)
 def test_a_hidden_pattern_cell_s_thirty_trials_are_thirty_games_that_differ_only_in_words(name):
-    """The patterns and listings make 4 to 9 games; each cycle of them is told in other words, with the
+    """The patterns and listings (every order of the moves) make 4 to 18 games; each cycle of them is told in other words, with the
     same numbers and move names in the same order and the same answer form, so a model that answers
     the same conversation the same way plays 30 games."""
     game = HIDDEN_PATTERN_CELLS[name]
-    cycle = len(game.patterns) * len(game.rules.moves)
+    cycle = len(game.patterns) * game.listings
     games = [last_request(game, t) for t in range(30)]
     assert len({json.dumps(g) for g in games}) == 30
     names = r"(?<![A-Za-z])(?:" + "|".join(game.rules.moves) + r")(?![A-Za-z])"
@@ -587,7 +588,7 @@ def test_a_blind_rule_plays_every_wording_of_a_hidden_pattern_game_as_the_first(
     """Every round of a game, not only the first: the rules and round lines say their numbers and move
     names where wording 0 says them."""
     game = HIDDEN_PATTERN_CELLS[name]
-    cycle = len(game.patterns) * len(game.rules.moves)
+    cycle = len(game.patterns) * game.listings
     outcomes = blind_outcomes(game, range(30), rule)
     assert all(outcome == outcomes[t % cycle] for t, outcome in enumerate(outcomes))
 
