@@ -22,6 +22,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .usage import appended_lines
+
 #: Silence, in seconds, before the first line and between lines.
 HEARTBEAT_EVERY_S = 30.0
 
@@ -74,19 +76,6 @@ class Beating:
             return self._agent.reply(request)
         finally:
             self._heartbeat.beat()
-
-
-def appended_lines(path: Path, read_to: int) -> tuple[list[str], int]:
-    """The whole lines other processes appended to ``path`` past ``read_to`` bytes, and where the
-    next look starts: a line still being written is read at the next look, whole."""
-    try:
-        with open(path, "rb") as appended:
-            appended.seek(read_to)
-            tail = appended.read()
-    except OSError:
-        return [], read_to
-    whole = tail[: tail.rfind(b"\n") + 1]
-    return whole.decode("utf-8", "replace").splitlines(), read_to + len(whole)
 
 
 #: How often the controller looks for lines its workers relayed.

@@ -13,7 +13,7 @@ costs that line only: its trial is played again.
 
 What a line says of its trial (the decisions, the outcome) is kept for whoever reads the file, and
 never believed: anyone can write a journal. A run takes from it only the recorded exchanges, and
-plays each trial again through the game from them (``Experiment._rebuilt_from_journal``), as a
+plays each trial again through the game from them (``recording.rebuilt_from_journal``), as a
 replay would; a trial whose exchanges do not carry it to its end is played again in full. The file
 is read within :data:`MAX_JOURNAL_BYTES` and only if it is a regular file (a FIFO would block).
 """

@@ -186,7 +186,7 @@ class Recorder:
             if self.settings.record != "none" and not (self.settings.record == "once" and paths.cassette.exists()):
                 journal = Journal(paths.journal, played_as, self._waiting_for(paths.journal))
             with self._recording(paths) as tape:
-                rebuilt = self._rebuilt_from_journal(game, journal, tape, temperature) if journal is not None else {}
+                rebuilt = rebuilt_from_journal(self.model, game, journal, tape, seed=self.seed, temperature=temperature) if journal is not None else {}
                 for trial in rebuilt:  # answered before a crash: into the cassette
                     assert journal is not None
                     cassettes.restore(tape, journal.finished[trial].exchanges)
@@ -245,22 +245,6 @@ class Recorder:
             raise not_recorded
         return records
 
-    def _rebuilt_from_journal(self, game: Game, journal: Journal, tape, temperature: float) -> dict[int, TrialRecord]:
-        """The trials the journal holds, each played again through the game from the exchanges
-        recorded with it, and from nothing else: what a line says of its trial is never read. A trial
-        whose exchanges do not carry it to its end is left out, to be played again, and so is every
-        trial of an agent without a server (``tape`` None), which recorded no exchange."""
-        rebuilt = {}
-        with self.model.replaying():  # answered before: not a live request, nothing taken from the budget
-            for trial, entry in journal.finished.items() if tape is not None else ():
-                try:
-                    with cassettes.replaying(entry.exchanges) as held:
-                        rebuilt[trial] = play_trial(game, cassettes.replayer(self.model, held), trial, seed=self.seed, temperature=temperature)
-                except Exception:  # whatever a journal's exchanges make the model or the game raise
-                    continue
-        journal.keep(rebuilt)
-        return rebuilt
-
     @contextlib.contextmanager
     def _recording(self, paths: ItemPaths) -> Iterator[Any]:
         """The item's cassette (None for agents without a server), written when the block ends."""
@@ -305,6 +289,23 @@ class Recorder:
     def concurrency(self) -> int:
         """Trials played at once: --gaamas-concurrency, else what the model's server is good for."""
         return self.settings.concurrency or self.model.default_concurrency
+
+
+def rebuilt_from_journal(model: Model, game: Game, journal: Journal, tape, *, seed: int, temperature: float) -> dict[int, TrialRecord]:
+    """The trials the journal holds, each played again through the game from the exchanges
+    recorded with it, and from nothing else: what a line says of its trial is never read. A trial
+    whose exchanges do not carry it to its end is left out, to be played again, and so is every
+    trial of an agent without a server (``tape`` None), which recorded no exchange."""
+    rebuilt = {}
+    with model.replaying():  # answered before: not a live request, nothing taken from the budget
+        for trial, entry in journal.finished.items() if tape is not None else ():
+            try:
+                with cassettes.replaying(entry.exchanges) as held:
+                    rebuilt[trial] = play_trial(game, cassettes.replayer(model, held), trial, seed=seed, temperature=temperature)
+            except Exception:  # whatever a journal's exchanges make the model or the game raise
+                continue
+    journal.keep(rebuilt)
+    return rebuilt
 
 
 #: Parameter values the shipped cassettes were recorded under, whose names keep the spelling ``slug``

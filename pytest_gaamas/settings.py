@@ -41,6 +41,13 @@ ONCE_CHANGED = (
 )
 
 
+def say_once_changed(config: pytest.Config) -> None:
+    try:
+        config.issue_config_time_warning(OnceChanged(ONCE_CHANGED), stacklevel=3)
+    except OnceChanged:  # a project's filterwarnings = error made the notice an error, and pytest an INTERNALERROR
+        sys.stderr.write(f"gaamas: {ONCE_CHANGED} (ignore::pytest_gaamas.settings.OnceChanged silences it)\n")
+
+
 @dataclass(frozen=True)
 class Option:
     """One ``--gaamas-NAME`` option, as ``pytest --help`` and docs/options.md both say it. ``help`` and
@@ -396,10 +403,7 @@ class Settings:
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"gaamas_record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
         if record == "once" and not hasattr(config, "workerinput"):  # said once a session, by the controller
-            try:
-                config.issue_config_time_warning(OnceChanged(ONCE_CHANGED), stacklevel=2)
-            except OnceChanged:  # a project's filterwarnings = error made the notice an error, and pytest an INTERNALERROR
-                sys.stderr.write(f"gaamas: {ONCE_CHANGED} (ignore::pytest_gaamas.settings.OnceChanged silences it)\n")
+            say_once_changed(config)
         def bounded(name: str, kind: type, low: float, high: float | None = None):
             found = number(name, kind)
             if found is not None and not (low <= found and (high is None or found <= high)):

@@ -65,14 +65,23 @@ def play_trials(
     done: dict[int, TrialRecord] = {}
     handed_over: set[int] = set()
     started: set[int] = set()
+    #: The trials whose play ended, one way or another: a Ctrl-C may come while the pool starts a
+    #: thread, which then plays unseen by the pool's shutdown, so the trials are waited for here.
+    ended: set[int] = set()
+    ending = threading.Condition()
     running: dict[Future, int] = {}
     error: BaseException | None = None
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(order)), thread_name_prefix="gaamas-trial")
 
     def play(trial: int) -> TrialRecord:
         started.add(trial)
-        done[trial] = play_trial(game, stoppable, trial, seed=seed, temperature=temperature)
-        return done[trial]
+        try:
+            done[trial] = play_trial(game, stoppable, trial, seed=seed, temperature=temperature)
+            return done[trial]
+        finally:
+            with ending:
+                ended.add(trial)
+                ending.notify_all()
 
     def start(count: int) -> None:
         for trial in [t for _, t in zip(range(count), waiting)]:
@@ -97,6 +106,9 @@ def play_trials(
             stopping(len(started) - len(done))
         try:
             pool.shutdown(wait=True, cancel_futures=True)  # no trial starts; those running finish
+            with ending:
+                ending.wait_for(lambda: started <= ended)
+            stop.set()  # a trial whose thread began but not its play yet asks nothing
         except BaseException:
             stop.set()  # a second Ctrl-C: those running stop at their next request, and are lost
             raise

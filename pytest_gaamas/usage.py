@@ -20,11 +20,23 @@ from typing import Any, BinaryIO
 
 from . import safejson
 from .errors import ModelUnavailable, UnreadableFile
-from .heartbeat import appended_lines
 
 #: The token counts an OpenAI-compatible server reports, under these names.
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 
+
+
+def appended_lines(path: Path, read_to: int) -> tuple[list[str], int]:
+    """The whole lines other processes appended to ``path`` past ``read_to`` bytes, and where the
+    next look starts: a line still being written is read at the next look, whole."""
+    try:
+        with open(path, "rb") as appended:
+            appended.seek(read_to)
+            tail = appended.read()
+    except OSError:
+        return [], read_to
+    whole = tail[: tail.rfind(b"\n") + 1]
+    return whole.decode("utf-8", "replace").splitlines(), read_to + len(whole)
 
 class Usage:
     def __init__(self) -> None:
