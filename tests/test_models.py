@@ -37,7 +37,9 @@ def test_bad_specs(spec):
 def test_ids_and_directories():
     assert resolve("mistral-small").test_id == "mistral-small"
     assert resolve("embedded:smollm2").test_id == "embedded-smollm2"
-    assert resolve("ollama:llama3:8b").directory == "ollama-llama3-8b"
+    # a tag's colon and a hyphen slug alike ("llama3:8b", "llama3-8b"): the folder tells them apart by a digest
+    assert resolve("ollama:llama3:8b").directory.startswith("ollama-llama3-8b~")
+    assert resolve("ollama:llama3:8b").directory != resolve("ollama:llama3-8b").directory
 
 
 class FakeOllama:
