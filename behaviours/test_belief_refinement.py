@@ -7,8 +7,9 @@ prediction counts, as in the seed.
 Opponents (columns): matching pennies constant (Head or Tail) and alternating (Head-Tail or
 Tail-Head); rock-paper-scissors constant (R, P or S), 2-loop (R-P, P-S, S-R) and 3-loop (R-P-S
 from each start). Trial i faces the i-th cycle of its list, in turn, so each cycle gets an equal share;
-the moves' listing turns with it, and each pass through the cycles and listings is told in other
-words, so the 30 trials are 30 distinct games (pytest_gaamas.counterbalance).
+the moves are listed in every order in turn (rotations of one order kept its cycle, the 3-loop's), and
+each pass through the cycles and listings is told in other words, so the 30 trials are 30 distinct
+games (pytest_gaamas.counterbalance).
 Protocol: 30 trials of 10 rounds, temperature 0.7 (the seed's setting for actions); a trial is one
 conversation, and each round's request repeats the opponent's moves so far.
 Strategy (the `strategy` rows): `predict(opponent_moves) -> str` (rock-paper-scissors) or

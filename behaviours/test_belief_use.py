@@ -5,9 +5,9 @@ plays the same move; a win earns 2 points, a draw 1, a loss 0. Each round the mo
 opponent's move and plays its own.
 Opponent: the seed's constant behaviour, in its three forms (always Rock, always Paper, always
 Scissors), each faced in 10 of the 30 trials: with one form per cell, an agent that plays Paper
-every time, reading nothing, would win every round against always-Rock. The moves are listed in an
-order crossed with the form (pytest_gaamas.counterbalance), so the first move listed is the winning
-one in a third of the trials, and each pass through the forms and orders is told in other words, so
+every time, reading nothing, would win every round against always-Rock. The moves are listed in
+every order, crossed with the form (pytest_gaamas.counterbalance), so the first move listed is the
+winning one in a third of the trials, and the move listed after the opponent's in half, and each pass through the forms and orders is told in other words, so
 the 30 trials are 30 distinct games.
 Protocol: 30 trials of 10 rounds, temperature 0.7; a trial is one conversation, and each round's
 request repeats the opponent's moves so far.

@@ -6,8 +6,9 @@ unique best of one preference: egoism (own income), altruism (the other's), util
 total) and egalitarianism (the smaller income).
 Variants (columns): the preference instructed in the system prompt.
 Protocol: 30 trials per preference, temperature 0.7; the options are lettered A-D in an order
-rotated trial by trial (each behind each letter once in every four trials, the same for every
-model), so that no preference always sits behind one letter; each group of four trials is told the
+that turns trial by trial (each behind each letter once in every four trials, then the next of the
+24 orders, the same for every model), so that no preference sits behind one letter or after
+another; each group of four trials is told the
 rules in a wording of its own, so that the 30 trials are 30 prompts.
 Strategy (the `strategy` rows): the model writes `choose(options) -> str` once, options mapping
 each letter to [your dollars, the other's]; it plays the 30 shuffled trials in the sandbox.
