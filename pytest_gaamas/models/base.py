@@ -110,6 +110,17 @@ class Model(ABC):
         finally:
             self.request_budget, self.usage = budget, usage
 
+    @contextlib.contextmanager
+    def released_if_unanswered(self) -> Iterator[None]:
+        """While a request is sent: if it ends without an answer, the hold it took on the run's budget
+        goes back at once, not when its thread next sends."""
+        try:
+            yield
+        except BaseException:
+            if self.request_budget is not None:
+                self.request_budget.release()
+            raise
+
     @abstractmethod
     def reply(self, request: Request) -> str | Reply:
         """The reply to one request. Raises ModelUnavailable when no reply can be had."""

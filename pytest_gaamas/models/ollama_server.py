@@ -60,12 +60,8 @@ class OllamaModel(Model):
     def reply(self, request: Request) -> Reply:
         """The answer; a request that times out is sent again as --gaamas-retries says, then the model is
         said too slow, not unreachable."""
-        try:
+        with self.released_if_unanswered():
             return self._reply(request)
-        except BaseException:
-            if self.request_budget is not None:
-                self.request_budget.release()  # no answer came: its hold goes back to the budget
-            raise
 
     def _reply(self, request: Request) -> Reply:
         for retried in range(self.retries + 1):

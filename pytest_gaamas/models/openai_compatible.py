@@ -159,12 +159,8 @@ class OpenAICompatibleModel(Model):
         return False
 
     def reply(self, request: Request) -> Reply:
-        try:
+        with self.released_if_unanswered():
             return self._reply(request)
-        except BaseException:
-            if self.request_budget is not None:
-                self.request_budget.release()  # no answer came: its hold goes back to the budget
-            raise
 
     def _reply(self, request: Request) -> Reply:
         connection_retried = False
